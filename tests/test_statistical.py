@@ -1,0 +1,118 @@
+"""Exactness, way 2: sampled sequences from speculative_generate vs the target's exact distribution.
+
+Tiny random transformers models (vocab 8) as target and draft. The target's exact distribution over
+all 8^3 continuations of 3 tokens is computed from its logits; >= 10^4 sequences sampled with
+speculative_generate are compared to it with a chi-square test. Fixed seeds make the test
+deterministic; the wrong residual must fail the same test, which shows the test has power.
+"""
+
+import itertools
+
+import pytest
+import torch
+from scipy.stats import chisquare
+
+from conftest import make_tiny_lm
+from specdec import SamplingConfig, probs_from_logits, speculative_generate
+from test_exact_enumeration import wrong_residual
+
+VOCAB = 8
+NEW = 3
+PROMPT = torch.tensor([0, 3, 5])
+N_SAMPLES = 10_000
+
+
+@pytest.fixture(scope="module")
+def models():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny models: threading costs more than it saves
+    yield make_tiny_lm(seed=11, vocab_size=VOCAB, init_scale=0.5), make_tiny_lm(seed=12, vocab_size=VOCAB, init_scale=0.5)
+    torch.set_num_threads(threads)
+
+
+@torch.inference_mode()
+def exact_sequence_distribution(model, config: SamplingConfig) -> dict[tuple, float]:
+    """P(y1, y2, y3 | prompt) under `config`, by a forward pass over every prefix."""
+    probs = {(): 1.0}
+    for length in range(NEW):
+        prefixes = [c for c in itertools.product(range(VOCAB), repeat=length)]
+        batch = torch.stack([torch.cat([PROMPT, torch.tensor(c, dtype=torch.int64)]) for c in prefixes])
+        step = probs_from_logits(model(input_ids=batch).logits[:, -1], config).double()
+        probs = {c + (y,): probs[c] * float(step[i, y]) for i, c in enumerate(prefixes) for y in range(VOCAB)}
+    return probs
+
+
+def sample_counts(target, draft, config, k, seed, **kwargs):
+    gen = torch.Generator().manual_seed(seed)
+    counts = {}
+    for _ in range(N_SAMPLES):
+        out = speculative_generate(target, draft, PROMPT, max_new_tokens=NEW, k=k, temperature=config.temperature,
+                                   top_k=config.top_k, top_p=config.top_p, generator=gen, **kwargs)
+        key = tuple(out.tolist())
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def chi_square_pvalue(counts, exact):
+    """Chi-square goodness of fit; sequences with expected count < 5 are pooled into one bin."""
+    n = sum(counts.values())
+    assert set(counts) <= {s for s, p in exact.items() if p > 0}, "sampled a sequence of probability 0"
+    observed, expected, pooled_o, pooled_e = [], [], 0, 0.0
+    for seq, p in exact.items():
+        if n * p >= 5:
+            observed.append(counts.get(seq, 0))
+            expected.append(n * p)
+        else:
+            pooled_o += counts.get(seq, 0)
+            pooled_e += n * p
+    if pooled_e > 0:
+        observed.append(pooled_o)
+        expected.append(pooled_e)
+    assert len(observed) >= 10, "too few bins for a meaningful test"
+    total = sum(expected)  # float32 model probabilities: renormalise the tiny rounding away
+    assert abs(total - n) < 1e-4 * n
+    return chisquare(observed, [e * n / total for e in expected]).pvalue
+
+
+def total_variation(counts, exact):
+    n = sum(counts.values())
+    return 0.5 * sum(abs(counts.get(s, 0) / n - p) for s, p in exact.items())
+
+
+CASES = [
+    pytest.param(SamplingConfig(1.0), 2, id="T=1,k=2"),
+    pytest.param(SamplingConfig(0.7, top_k=5, top_p=0.9), 1, id="T=0.7,top_k=5,top_p=0.9,k=1"),
+]
+
+
+@pytest.mark.parametrize("config,k", CASES)
+def test_speculative_samples_match_target_distribution(models, config, k):
+    target, draft = models
+    exact = exact_sequence_distribution(target, config)
+    counts = sample_counts(target, draft, config, k, seed=2024)
+    pvalue = chi_square_pvalue(counts, exact)
+    assert pvalue > 1e-3, f"chi-square p={pvalue:.2e}, TV={total_variation(counts, exact):.4f}"
+
+
+def test_wrong_residual_fails_the_same_test(models):
+    target, draft = models
+    config = SamplingConfig(1.0)
+    exact = exact_sequence_distribution(target, config)
+    counts = sample_counts(target, draft, config, 2, seed=2024, residual_fn=wrong_residual)
+    pvalue = chi_square_pvalue(counts, exact)
+    assert pvalue < 1e-6, f"the wrong residual passed: p={pvalue:.2e}"
+
+
+def test_draft_and_target_differ_enough_for_the_test_to_have_power(models):
+    """The test is only meaningful if the draft is often rejected: check the acceptance rate."""
+    target, draft = models
+    gen = torch.Generator().manual_seed(7)
+    _, trace = speculative_generate(target, draft, PROMPT, max_new_tokens=NEW, k=2, temperature=1.0,
+                                    generator=gen, record=True)
+    rates = []
+    for _ in range(200):
+        _, trace = speculative_generate(target, draft, PROMPT, max_new_tokens=NEW, k=2, temperature=1.0,
+                                        generator=gen, record=True)
+        rates.append(trace.acceptance_rate)
+    mean = sum(rates) / len(rates)
+    assert 0.2 < mean < 0.9, f"acceptance rate {mean:.2f}: draft too close to or too far from the target"
