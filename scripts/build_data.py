@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import functools
 import hashlib
 import itertools
 import json
@@ -35,6 +36,8 @@ import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+from artifacts import write_json_atomic  # noqa: E402
 
 SCHEMA_VERSION = 1
 K_MAX = 8
@@ -61,7 +64,7 @@ MODES = {"greedy": {"temperature": 0.0}, "sampled": {"temperature": 0.7}}
 FULL = {
     "trace_prompts": {"code": 3, "prose": 3}, "trace_tokens": 56, "trace_k": 4,
     "sweep_prompts": {"code": 3, "prose": 3}, "sweep_tokens": 32, "sweep_ks": list(range(1, K_MAX + 1)),
-    "reps": 3, "set_k": 4, "set_tokens": 32, "exact_samples": 10_000,
+    "reps": 3, "set_k": 4, "set_tokens": 24, "exact_samples": 10_000,
 }
 QUICK = {
     "trace_prompts": {"code": 1, "prose": 1}, "trace_tokens": 8, "trace_k": 4,
@@ -77,26 +80,19 @@ class BuildError(Exception):
 # ---------------------------------------------------------------- artifacts
 
 
-def write_json_atomic(path: Path, data: dict) -> None:
-    """Write to a temporary file in the same folder, then rename: never a half-written artifact."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    text = json.dumps(data, indent=1, allow_nan=False)
-    json.loads(text)  # refuse to write anything that does not read back
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
 def config_hash(config: dict) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
 
 
+def notebook_path(out: Path) -> Path:
+    """The executed notebook goes to the site for the default folder, beside the artifacts otherwise."""
+    return NOTEBOOK_OUT if out.resolve() == (ROOT / "docs" / "data" / "cpu").resolve() else out / "walkthrough.ipynb"
+
+
 def up_to_date(path: Path, digest: str) -> bool:
     try:
-        meta = json.loads(path.read_text())["metadata"]
+        data = json.loads(path.read_text())
+        meta = data["metadata"]["specdec"]["metadata"] if "cells" in data else data["metadata"]
     except (OSError, ValueError, KeyError):
         return False
     return meta.get("config_hash") == digest and meta.get("schema_version") == SCHEMA_VERSION
@@ -118,11 +114,23 @@ def metadata(ctx: dict, stage: str, config: dict) -> dict:
         "device": {"type": device.type, "name": device_name(device), "threads": torch.get_num_threads(),
                    "platform": platform.platform()},
         "dtype": str(ctx["dtype"]).removeprefix("torch."),
+        "kernels": ctx["kernels"],
+        "draft_variant": ctx["draft_fast_name"],
         "seed": ctx["seed"],
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "command": "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(sys.argv[0], ROOT), *sys.argv[1:]]),
+        "code_sha256": code_hash(),
         "seconds": None,
     }
+
+
+@functools.lru_cache(maxsize=1)
+def code_hash() -> str:
+    """sha256 over specdec/*.py and this script, read once at start: which code produced the numbers."""
+    digest = hashlib.sha256()
+    for path in sorted((ROOT / "specdec").glob("*.py")) + [Path(__file__).resolve()]:
+        digest.update(path.name.encode() + path.read_bytes())
+    return digest.hexdigest()
 
 
 def device_name(device: torch.device) -> str:
@@ -245,6 +253,7 @@ def spread(values: list[float]) -> dict:
 
 
 def summarize_spec(times, traces, base_times, base_per_token, n_tokens, k):
+    """base_per_token: the target's cost of one decoding token, prefill excluded."""
     """Speedup, alpha, c, verify cost and predictions from side-by-side runs."""
     drafted = sum(t.n_drafted for t in traces)
     accepted = sum(t.n_accepted for t in traces)
@@ -259,8 +268,8 @@ def summarize_spec(times, traces, base_times, base_per_token, n_tokens, k):
                 if i <= s.n_accepted and i < s.k:
                     pos_tried[i] += 1
                     pos_acc[i] += i < s.n_accepted
-    # Costs relative to one target forward of one token (from the target-only run's per-token time).
-    # The first step includes the prompt's prefill for both models, so it is left out of c and verify cost.
+    # Costs relative to one target forward of one token. The first step includes the prompt's prefill
+    # for both models, so it is left out of c and of the verify cost.
     later = [s for t in traces for s in t.steps[1:] if s.k == k]
     draft_per_token = sum(s.draft_seconds for s in later) / max(1, sum(s.k for s in later))
     verify_per_step = statistics.median([s.verify_seconds for s in later]) if later else float("nan")
@@ -291,7 +300,7 @@ def sweep(ctx, cfg, domain, mode) -> dict:
     tok, device = ctx["target"].tokenizer, ctx["device"]
     prompts = PROMPTS[domain][: cfg["sweep_prompts"][domain]]
     n = cfg["sweep_tokens"]
-    base_times, per_k = [], {k: ([], []) for k in cfg["sweep_ks"]}
+    base_times, first_times, per_k = [], [], {k: ([], []) for k in cfg["sweep_ks"]}
     greedy_equal = []
     warm = encode(tok, prompts[0], device)
     run_target(ctx, warm, 4, mode, 0)  # warm-up: allocator, kernels, caches
@@ -302,18 +311,20 @@ def sweep(ctx, cfg, domain, mode) -> dict:
         seed = ctx["seed"] + rep
         seconds, reference = run_target(ctx, ids, n, mode, seed)
         base_times.append(seconds)
+        first_times.append(run_target(ctx, ids, 1, mode, seed)[0])  # prefill + first token
         for k in cfg["sweep_ks"]:
             seconds, (tokens, trace) = run_spec(ctx, ctx["draft_fast"], ids, n, k, mode, seed)
             per_k[k][0].append(seconds)
             per_k[k][1].append(trace)
             if mode == "greedy":
                 greedy_equal.append(tokens.tolist() == reference.tolist())
-    base_per_token = statistics.median(base_times) / n
+    # One decoding step of the target, prefill excluded: (T(n) - T(1)) / (n - 1), median over reps.
+    base_per_token = statistics.median([(t - f) / (n - 1) for t, f in zip(base_times, first_times)])
     return {
         "domain": domain, "mode": mode, "sampling": MODES[mode], "new_tokens": n,
         "prompts": [p["id"] for p in prompts],
         "target_only": {"seconds": spread(base_times), "tokens_per_second": n / statistics.median(base_times),
-                        "seconds_per_token": base_per_token},
+                        "seconds_per_token": base_per_token, "prefill_plus_one_seconds": spread(first_times)},
         "spec": [summarize_spec(per_k[k][0], per_k[k][1], base_times, base_per_token, [n] * len(base_times), k)
                  for k in cfg["sweep_ks"]],
         "greedy_equal_all": all(greedy_equal) if greedy_equal else None,
@@ -321,26 +332,44 @@ def sweep(ctx, cfg, domain, mode) -> dict:
     }
 
 
+def hf_generation_config(ctx, n: int, **extra):
+    """Plain greedy, exactly n tokens, nothing else (no repetition penalty or sampling defaults)."""
+    from transformers import GenerationConfig
+
+    tok = ctx["target"].tokenizer
+    return GenerationConfig(max_new_tokens=n, min_new_tokens=n, do_sample=False, num_beams=1,
+                            pad_token_id=tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id,
+                            eos_token_id=tok.eos_token_id, **extra)
+
+
+# HF's assisted generation in transformers 5: by default the draft proposes up to 20 tokens and stops
+# early when its confidence drops below 0.4 (assistant_confidence_threshold). "constant" pins it to k.
+HF_SCHEDULES = {
+    "constant": lambda k: {"num_assistant_tokens": k, "num_assistant_tokens_schedule": "constant",
+                           "assistant_confidence_threshold": 0.0},
+    "default": lambda k: {},
+}
+
+
 def hf_assisted(ctx, ids, n, k, schedule, draft_model):
     """Hugging Face assisted generation (greedy) with the same target, draft, prompt and k."""
-    target = ctx["target"].model
-    kwargs = dict(max_new_tokens=n, min_new_tokens=n, do_sample=False, assistant_model=draft_model,
-                  pad_token_id=ctx["target"].tokenizer.eos_token_id or 0)
-    draft_cfg = draft_model.generation_config
-    saved = (draft_cfg.num_assistant_tokens, draft_cfg.num_assistant_tokens_schedule)
-    if schedule == "constant":
-        draft_cfg.num_assistant_tokens, draft_cfg.num_assistant_tokens_schedule = k, "constant"
+    from transformers import GenerationConfig
+
+    saved = draft_model.generation_config
+    draft_model.generation_config = GenerationConfig(**HF_SCHEDULES[schedule](k))
     try:
-        seconds, out = timed(ctx["device"], lambda: target.generate(ids[None], **kwargs))
+        config = hf_generation_config(ctx, n)
+        seconds, out = timed(ctx["device"], lambda: ctx["target"].model.generate(
+            ids[None], generation_config=config, assistant_model=draft_model))
     finally:
-        draft_cfg.num_assistant_tokens, draft_cfg.num_assistant_tokens_schedule = saved
+        draft_model.generation_config = saved
     return seconds, out[0, ids.shape[0]:]
 
 
 def hf_plain(ctx, ids, n):
-    target = ctx["target"].model
-    return timed(ctx["device"], lambda: target.generate(ids[None], max_new_tokens=n, min_new_tokens=n, do_sample=False,
-                                                        pad_token_id=ctx["target"].tokenizer.eos_token_id or 0))
+    config = hf_generation_config(ctx, n)
+    seconds, out = timed(ctx["device"], lambda: ctx["target"].model.generate(ids[None], generation_config=config))
+    return seconds, out[0, ids.shape[0]:]
 
 
 def code_set(ctx, cfg) -> dict:
@@ -392,7 +421,10 @@ def code_set(ctx, cfg) -> dict:
         [r["speedup"]["ours_fp32"] / r["speedup"]["hf_assisted_constant"] for r in rows])
     summary[f"ours_{ctx['draft_fast_name']}_over_hf_constant"] = statistics.median(
         [r["speedup"][f"ours_{ctx['draft_fast_name']}"] / r["speedup"]["hf_assisted_constant"] for r in rows])
-    return {"k": k, "new_tokens": n, "drafts": list(drafts), "rows": rows, "summary": summary}
+    hf = {"constant": HF_SCHEDULES["constant"](k),
+          "default": "transformers defaults: up to 20 draft tokens per step, stopping early below 0.4 draft confidence"}
+    return {"k": k, "new_tokens": n, "drafts": list(drafts), "hf_draft": "fp32", "hf_schedules": hf, "rows": rows,
+            "summary": summary}
 
 
 def stage_benchmark(ctx, cfg) -> dict:
@@ -482,7 +514,21 @@ def stage_exactness(ctx, cfg) -> dict:
 # ---------------------------------------------------------------- main
 
 
-STAGES = {"traces": stage_traces, "benchmark": stage_benchmark, "exactness": stage_exactness}
+NOTEBOOK_SOURCE = ROOT / "notebooks" / "walkthrough.ipynb"
+NOTEBOOK_OUT = ROOT / "docs" / "notebooks" / "walkthrough.ipynb"
+
+
+def stage_notebook(ctx, cfg) -> dict:
+    """Execute the walkthrough notebook in a fresh kernel; the site shows the executed copy."""
+    import nbformat
+    from nbconvert.preprocessors import ExecutePreprocessor
+
+    nb = nbformat.read(NOTEBOOK_SOURCE, as_version=4)
+    ExecutePreprocessor(timeout=1200, kernel_name="python3").preprocess(nb, {"metadata": {"path": str(ROOT)}})
+    return {"notebook": nb}
+
+
+STAGES = {"traces": stage_traces, "benchmark": stage_benchmark, "exactness": stage_exactness, "notebook": stage_notebook}
 
 
 def parse_args(argv=None):
@@ -502,6 +548,8 @@ def parse_args(argv=None):
     parser.add_argument("--k", type=int, default=None, help="k for traces and the code set (default 4)")
     parser.add_argument("--temperature", type=float, default=None, help="temperature of the sampled mode (default 0.7)")
     parser.add_argument("--no-int8", action="store_true", help="use the fp32 draft where the int8 draft is the default")
+    parser.add_argument("--no-packed", action="store_true",
+                        help="keep PyTorch's default CPU Linear kernels (default: oneDNN-packed target, see specdec/fast.py)")
     args = parser.parse_args(argv)
     if args.k is not None and args.k < 1:
         parser.error(f"--k must be >= 1, got {args.k}")
@@ -517,10 +565,11 @@ def parse_args(argv=None):
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    code_hash()
     from tqdm.auto import tqdm
 
     import specdec
-    from specdec import ModelLoadError, TokenizerMismatchError, load_pair, quantize_draft
+    from specdec import ModelLoadError, TokenizerMismatchError, load_pair, pack_linear_layers, quantize_draft
 
     device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else
                           ("cpu" if args.device == "auto" else args.device))
@@ -535,13 +584,18 @@ def main(argv=None) -> int:
 
     # Which stages are stale? Decide before loading models (a no-op run takes a second).
     base = {"target": args.target, "draft": args.draft, "device": device.type, "dtype": str(dtype), "seed": args.seed,
-            "quick": args.quick, "int8": not args.no_int8 and device.type == "cpu", "modes": MODES,
+            "quick": args.quick, "int8": not args.no_int8 and device.type == "cpu",
+            "packed": not args.no_packed and device.type == "cpu" and dtype == torch.float32, "modes": MODES,
             "prompts": PROMPTS, "schema": SCHEMA_VERSION}
     configs = {s: {**base, **cfg, "stage": s} for s in stages}
-    todo = [s for s in stages if args.force or not up_to_date(out / f"{s}.json", config_hash(configs[s]))]
+    # The notebook is executed from its source, so its copy is stale when the source changes.
+    if "notebook" in configs:
+        configs["notebook"]["notebook_sha256"] = hashlib.sha256(NOTEBOOK_SOURCE.read_bytes()).hexdigest()
+    paths = {s: (out / f"{s}.json") if s != "notebook" else notebook_path(out) for s in stages}
+    todo = [s for s in stages if args.force or not up_to_date(paths[s], config_hash(configs[s]))]
     for s in stages:
         if s not in todo:
-            print(f"[build] {s}: up to date ({out / (s + '.json')}), skipped (--force to redo)")
+            print(f"[build] {s}: up to date ({paths[s]}), skipped (--force to redo)")
     if not todo:
         return 0
 
@@ -552,9 +606,15 @@ def main(argv=None) -> int:
         raise BuildError(str(err)) from err
     print(f"[build] models loaded in {time.perf_counter() - t0:.1f} s on {device_name(device)}")
     use_int8 = base["int8"]
+    # The fp32 draft and the int8 draft are built from the unpacked draft; the target (and so the
+    # target-only baseline, and HF's runs, which use the same object) gets the packed kernels.
+    draft_fast = quantize_draft(draft.model) if use_int8 else draft.model
+    if base["packed"]:
+        pack_linear_layers(target.model)
+        pack_linear_layers(draft.model)
     ctx = {
         "target": target, "draft": draft, "device": device, "dtype": dtype, "seed": args.seed, "quick": args.quick,
-        "draft_fast": quantize_draft(draft.model) if use_int8 else draft.model,
+        "draft_fast": draft_fast, "kernels": "oneDNN packed float32" if base["packed"] else "PyTorch default",
         "draft_fast_name": "int8" if use_int8 else "fp32-same",
         "specdec_version": specdec.__version__, "tqdm": tqdm,
     }
@@ -564,9 +624,13 @@ def main(argv=None) -> int:
         meta = metadata(ctx, stage, configs[stage])
         data = STAGES[stage](ctx, cfg)
         meta["seconds"] = round(time.perf_counter() - start, 1)
-        write_json_atomic(out / f"{stage}.json", {"metadata": meta, **data})
+        if stage == "notebook":
+            data["notebook"].metadata["specdec"] = {"metadata": meta}
+            write_json_atomic(paths[stage], data["notebook"])
+        else:
+            write_json_atomic(paths[stage], {"metadata": meta, **data})
         summary.append((stage, meta["seconds"]))
-        print(f"[build] {stage}: wrote {out / (stage + '.json')} in {meta['seconds']:.0f} s", flush=True)
+        print(f"[build] {stage}: wrote {paths[stage]} in {meta['seconds']:.0f} s", flush=True)
     print("[build] summary: " + ", ".join(f"{s} {sec:.0f} s" for s, sec in summary)
           + f"; total {time.perf_counter() - t0:.0f} s")
     return 0

@@ -104,10 +104,14 @@ def test_quick_run_end_to_end_is_valid_and_resumable(tmp_path):
     assert all(s["greedy_equal_all"] for s in bench["sweeps"] if s["mode"] == "greedy")
     exact = json.loads((tmp_path / "exactness.json").read_text())
     assert exact["counterexample"]["correct"] == pytest.approx(exact["counterexample"]["p"], abs=1e-12)
+    notebook = json.loads((tmp_path / "walkthrough.ipynb").read_text())
+    outputs = [o for c in notebook["cells"] if c["cell_type"] == "code" for o in c["outputs"]]
+    assert outputs and not [o for o in outputs if o["output_type"] == "error"]
+    assert any("identical to target greedy: True" in "".join(o.get("text", "")) for o in outputs)
     # Same seed, same traces (timings aside).
     before = {s: (tmp_path / f"{s}.json").stat().st_mtime_ns for s in STAGES}
     second = run("--quick", "--out", str(tmp_path), "--device", "cpu")
-    assert second.returncode == 0 and second.stdout.count("up to date") == 3
+    assert second.returncode == 0 and second.stdout.count("up to date") == 4
     assert before == {s: (tmp_path / f"{s}.json").stat().st_mtime_ns for s in STAGES}
     again = run("--quick", "--out", str(tmp_path / "again"), "--device", "cpu", "--stages", "traces", timeout=600)
     assert again.returncode == 0, again.stderr[-3000:]

@@ -1,0 +1,270 @@
+/* specdec site: KaTeX math, Plotly figures (light/dark, instant navigation) and the Step Visualizer.
+ * Model text is untrusted: it only ever reaches the DOM through textContent, and Plotly labels are
+ * entity-escaped (Plotly interprets a subset of HTML in strings). */
+(function () {
+  "use strict";
+
+  // ------------------------------------------------------------------ theme
+  function dark() {
+    return document.body.getAttribute("data-md-color-scheme") === "slate";
+  }
+  function themed(layout) {
+    const fg = dark() ? "#e2e4e9" : "#1f2430";
+    const grid = dark() ? "rgba(255,255,255,0.12)" : "rgba(0,0,0,0.10)";
+    const out = Object.assign({}, layout, {
+      paper_bgcolor: "rgba(0,0,0,0)",
+      plot_bgcolor: "rgba(0,0,0,0)",
+      font: Object.assign({}, layout.font || {}, { color: fg }),
+    });
+    for (const key of Object.keys(out)) {
+      if (/^[xy]axis\d*$/.test(key)) {
+        out[key] = Object.assign({}, out[key], { gridcolor: grid, zerolinecolor: grid, linecolor: grid });
+      }
+    }
+    if (out.legend) out.legend = Object.assign({}, out.legend, { bgcolor: "rgba(0,0,0,0)" });
+    return out;
+  }
+  const PLOT_CONFIG = { responsive: true, displaylogo: false };
+
+  // ------------------------------------------------------------------ math
+  function renderMath() {
+    if (typeof renderMathInElement !== "function") return;
+    document.querySelectorAll(".arithmatex").forEach(function (el) {
+      renderMathInElement(el, {
+        delimiters: [
+          { left: "\\(", right: "\\)", display: false },
+          { left: "\\[", right: "\\]", display: true },
+        ],
+        throwOnError: false,
+      });
+    });
+  }
+
+  // ------------------------------------------------------------------ static figures
+  function renderFigures() {
+    document.querySelectorAll("script.specdec-figure-data").forEach(function (script) {
+      const div = document.getElementById(script.dataset.for);
+      if (!div) return;
+      const fig = JSON.parse(script.textContent);
+      Plotly.react(div, fig.data, themed(fig.layout || {}), PLOT_CONFIG);
+    });
+  }
+
+  // ------------------------------------------------------------------ step visualizer
+  function esc(s) {
+    return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  }
+  function visible(s) {
+    return String(s).replace(/\n/g, "\u21b5").replace(/\t/g, "\u21e5").replace(/ /g, "\u2423");
+  }
+  function el(tag, attrs, text) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+  function fmt(x) {
+    return x === null || x === undefined ? "–" : Number(x).toFixed(3);
+  }
+
+  function Visualizer(root, runs) {
+    this.root = root;
+    this.runs = runs;
+    this.run = runs[0];
+    this.step = 0;
+    this.pos = 0;
+    this.build();
+  }
+
+  Visualizer.prototype.tok = function (id) {
+    const t = this.run.vocab[String(id)];
+    return t === undefined ? "#" + id : t;
+  };
+
+  Visualizer.prototype.build = function () {
+    const self = this;
+    const root = this.root;
+    root.textContent = "";
+    const controls = el("div", { class: "sv-controls" });
+    // prompt and mode selectors
+    const promptSel = el("select", { "aria-label": "Prompt", id: "sv-prompt" });
+    const seen = {};
+    this.runs.forEach(function (r) {
+      if (seen[r.prompt.id]) return;
+      seen[r.prompt.id] = true;
+      promptSel.appendChild(el("option", { value: r.prompt.id }, r.domain + ": " + r.prompt.id));
+    });
+    const modeSel = el("select", { "aria-label": "Sampling mode", id: "sv-mode" });
+    ["greedy", "sampled"].forEach(function (m) { modeSel.appendChild(el("option", { value: m }, m)); });
+    const prev = el("button", { type: "button", class: "md-button", id: "sv-prev", "aria-label": "Previous step" }, "\u25c0 prev");
+    const next = el("button", { type: "button", class: "md-button", id: "sv-next", "aria-label": "Next step" }, "next \u25b6");
+    const slider = el("input", { type: "range", min: "0", value: "0", id: "sv-slider", "aria-label": "Step" });
+    const label = el("span", { class: "sv-step-label", "aria-live": "polite" });
+    controls.append(el("label", {}, "Prompt "), promptSel, el("label", {}, " Mode "), modeSel, prev, slider, next, label);
+    root.appendChild(controls);
+    root.appendChild(el("p", { class: "sv-prompt-text" }));
+    const legend = el("div", { class: "sv-legend" });
+    [["accepted", "accepted draft"], ["rejected", "rejected draft"], ["resampled", "resampled from residual"],
+     ["bonus", "bonus token"]].forEach(function (pair) {
+      legend.appendChild(el("span", { class: "sv-tok sv-" + pair[0] }, pair[1]));
+    });
+    root.appendChild(legend);
+    root.appendChild(el("div", { class: "sv-strip", role: "list", "aria-label": "Generated tokens by step" }));
+    root.appendChild(el("div", { class: "sv-detail" }));
+    const charts = el("div", { class: "sv-charts" });
+    charts.append(el("div", { class: "sv-chart", id: "sv-chart-pq" }), el("div", { class: "sv-chart", id: "sv-chart-accept" }));
+    root.appendChild(charts);
+    root.appendChild(el("div", { class: "sv-chart", id: "sv-chart-residual" }));
+
+    function pick() {
+      const found = self.runs.find(function (r) { return r.prompt.id === promptSel.value && r.mode === modeSel.value; });
+      if (found) { self.run = found; self.step = 0; self.pos = 0; self.renderRun(); }
+    }
+    promptSel.addEventListener("change", pick);
+    modeSel.addEventListener("change", pick);
+    prev.addEventListener("click", function () { self.go(self.step - 1); });
+    next.addEventListener("click", function () { self.go(self.step + 1); });
+    slider.addEventListener("input", function () { self.go(parseInt(slider.value, 10)); });
+    root.addEventListener("keydown", function (e) {
+      if (e.target.tagName === "SELECT" || e.target.tagName === "INPUT") return;
+      if (e.key === "ArrowRight") { self.go(self.step + 1); e.preventDefault(); }
+      if (e.key === "ArrowLeft") { self.go(self.step - 1); e.preventDefault(); }
+    });
+    this.renderRun();
+  };
+
+  Visualizer.prototype.go = function (i) {
+    const n = this.run.trace.steps.length;
+    this.step = Math.max(0, Math.min(n - 1, i));
+    this.pos = 0;
+    this.renderStep();
+  };
+
+  Visualizer.prototype.renderRun = function () {
+    const self = this;
+    const run = this.run;
+    this.root.querySelector("#sv-prompt").value = run.prompt.id;
+    this.root.querySelector("#sv-mode").value = run.mode;
+    this.root.querySelector("#sv-slider").max = String(run.trace.steps.length - 1);
+    this.root.querySelector(".sv-prompt-text").textContent = "Prompt: " + run.prompt.text;
+    const strip = this.root.querySelector(".sv-strip");
+    strip.textContent = "";
+    run.trace.steps.forEach(function (s, i) {
+      const group = el("span", { class: "sv-step", role: "listitem", "data-step": String(i) });
+      s.draft_tokens.forEach(function (t, j) {
+        if (j >= s.n_accepted + 1) return;  // drafts after the first rejection were never evaluated
+        const fate = j < s.n_accepted ? "accepted" : "rejected";
+        group.appendChild(self.tokenButton(t, fate, i));
+      });
+      const extra = s.bonus_token !== null ? s.bonus_token : s.resampled_token;
+      const fate = s.bonus_token !== null ? "bonus" : "resampled";
+      if (s.emitted.length > s.n_accepted) group.appendChild(self.tokenButton(extra, fate, i));
+      strip.appendChild(group);
+    });
+    this.renderStep();
+  };
+
+  Visualizer.prototype.tokenButton = function (id, fate, step) {
+    const self = this;
+    const b = el("button", { type: "button", class: "sv-tok sv-" + fate, title: fate + " (step " + (step + 1) + ")" },
+      visible(this.tok(id)));
+    b.addEventListener("click", function () { self.go(step); });
+    return b;
+  };
+
+  Visualizer.prototype.renderStep = function () {
+    const self = this;
+    const s = this.run.trace.steps[this.step];
+    this.root.querySelector("#sv-slider").value = String(this.step);
+    this.root.querySelector(".sv-step-label").textContent =
+      "step " + (this.step + 1) + " / " + this.run.trace.steps.length + ": " + s.n_accepted + " of " + s.k + " accepted";
+    this.root.querySelectorAll(".sv-step").forEach(function (g) {
+      g.classList.toggle("sv-current", g.dataset.step === String(self.step));
+    });
+    // the step's table: every draft position, with its numbers
+    const detail = this.root.querySelector(".sv-detail");
+    detail.textContent = "";
+    const table = el("table", { class: "sv-table" });
+    const head = el("tr");
+    ["pos", "draft token x", "q(x)", "p(x)", "min(1, p/q)", "draw r", "fate"].forEach(function (h) { head.appendChild(el("th", {}, h)); });
+    table.appendChild(head);
+    s.draft_tokens.forEach(function (t, j) {
+      const fate = j < s.n_accepted ? "accepted" : (j === s.n_accepted ? "rejected" : "not evaluated");
+      const row = el("tr", { class: "sv-row" + (j === self.pos ? " sv-row-current" : ""), tabindex: "0" });
+      [String(j + 1), visible(self.tok(t)), fmt(s.q_draft_tokens[j]), fmt(s.p_draft_tokens[j]), fmt(s.accept_probs[j]),
+       fmt(s.uniforms[j]), fate].forEach(function (c) { row.appendChild(el("td", {}, c)); });
+      function choose() { self.pos = j; self.renderStep(); }
+      row.addEventListener("click", choose);
+      row.addEventListener("keydown", function (e) { if (e.key === "Enter" || e.key === " ") { choose(); e.preventDefault(); } });
+      table.appendChild(row);
+    });
+    detail.appendChild(table);
+    const extra = s.bonus_token !== null
+      ? "All " + s.k + " drafts accepted: bonus token " + JSON.stringify(this.tok(s.bonus_token)) + " drawn from the target's next distribution p."
+      : "Rejected at position " + (s.n_accepted + 1) + ": token " + JSON.stringify(this.tok(s.resampled_token)) +
+        " resampled from norm(max(0, p \u2212 q)).";
+    detail.appendChild(el("p", { class: "sv-extra" }, extra));
+    this.renderCharts(s);
+  };
+
+  Visualizer.prototype.renderCharts = function (s) {
+    const self = this;
+    const j = Math.min(this.pos, s.k - 1);
+    const layoutBase = { margin: { t: 40, r: 10, b: 80, l: 50 }, height: 320 };
+    // p and q over the union of their top tokens at the chosen position
+    if (s.k > 0) {
+      const p = s.top_p[j], q = s.top_q[j];
+      const ids = Array.from(new Set(p.ids.concat(q.ids)));
+      const pv = {}, qv = {};
+      p.ids.forEach(function (id, i) { pv[id] = p.probs[i]; });
+      q.ids.forEach(function (id, i) { qv[id] = q.probs[i]; });
+      ids.sort(function (a, b) { return (pv[b] || 0) - (pv[a] || 0); });
+      const labels = ids.map(function (id) { return esc(visible(self.tok(id))) + (id === s.draft_tokens[j] ? " \u25c0" : ""); });
+      Plotly.react("sv-chart-pq", [
+        { type: "bar", name: "p (target)", x: labels, y: ids.map(function (id) { return pv[id] === undefined ? null : pv[id]; }), marker: { color: "#3f51b5" } },
+        { type: "bar", name: "q (draft)", x: labels, y: ids.map(function (id) { return qv[id] === undefined ? null : qv[id]; }), marker: { color: "#ff9800" } },
+      ], themed(Object.assign({}, layoutBase, { barmode: "group", title: { text: "p and q at draft position " + (j + 1) + " (top 10 each; \u25c0 = drafted)" }, yaxis: { title: { text: "probability" }, range: [0, 1] } })), PLOT_CONFIG);
+    }
+    // acceptance probability vs the uniform draw, per position
+    const pos = s.draft_tokens.map(function (_, i) { return "pos " + (i + 1); });
+    Plotly.react("sv-chart-accept", [
+      { type: "bar", name: "min(1, p/q)", x: pos, y: s.accept_probs, marker: { color: s.accepted.map(function (a, i) { return i < s.n_accepted ? "#4caf50" : (i === s.n_accepted ? "#f44336" : "#9e9e9e"); }) } },
+      { type: "scatter", mode: "markers", name: "draw r", x: pos, y: s.uniforms, marker: { symbol: "line-ew-open", size: 28, line: { width: 3 }, color: dark() ? "#fff" : "#000" } },
+    ], themed(Object.assign({}, layoutBase, { title: { text: "accept iff r < min(1, p/q)" }, yaxis: { range: [0, 1.05], title: { text: "probability" } } })), PLOT_CONFIG);
+    // the residual at a rejection, or the bonus distribution
+    const res = s.top_residual || s.top_p[s.k];
+    const title = s.top_residual ? "residual norm(max(0, p \u2212 q)) at the rejected position" : "p after the last draft: the bonus token's distribution";
+    Plotly.react("sv-chart-residual", [
+      { type: "bar", name: s.top_residual ? "residual" : "p", x: res.ids.map(function (id) { return esc(visible(self.tok(id))); }), y: res.probs, marker: { color: s.top_residual ? "#9c27b0" : "#3f51b5" } },
+    ], themed(Object.assign({}, layoutBase, { title: { text: title }, yaxis: { range: [0, 1], title: { text: "probability" } } })), PLOT_CONFIG);
+  };
+
+  function renderVisualizer() {
+    const root = document.getElementById("specdec-visualizer");
+    const data = document.getElementById("specdec-visualizer-data");
+    if (!root || !data) return;
+    const vis = new Visualizer(root, JSON.parse(data.textContent));
+    root._specdec = vis;
+  }
+
+  function rerenderThemed() {
+    renderFigures();
+    const root = document.getElementById("specdec-visualizer");
+    if (root && root._specdec) root._specdec.renderStep();
+  }
+
+  function init() {
+    renderMath();
+    renderFigures();
+    renderVisualizer();
+  }
+
+  // Material's instant navigation swaps pages without a reload: document$ emits on every page.
+  if (window.document$ && typeof window.document$.subscribe === "function") {
+    window.document$.subscribe(init);
+  } else {
+    document.addEventListener("DOMContentLoaded", init);
+  }
+  // Re-theme figures when the palette toggle changes the colour scheme.
+  new MutationObserver(rerenderThemed).observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme"] });
+})();

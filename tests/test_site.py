@@ -1,0 +1,240 @@
+"""The site in a real browser: Debian's Chromium driven by Playwright, serving the built site on localhost.
+
+Builds the site from the committed artifacts (`mkdocs build --strict`), then on every page checks that the
+figures render with data, KaTeX rendered the math, there are no console errors and no request leaves
+localhost; clicks through the Step Visualizer; and feeds hostile token strings through it. Screenshots go
+to test-artifacts/screenshots/ (not committed).
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = os.environ.get("SPECDEC_CHROMIUM", "/usr/bin/chromium")
+SHOTS = ROOT / "test-artifacts" / "screenshots"
+PAGES = ["", "visualizer/", "benchmark/", "math/", "exactness/", "notebooks/walkthrough/", "reproduce/", "source/"]
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--disable-quic"]
+
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+
+
+def build_site(root: Path, dest: Path) -> None:
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(root / "mkdocs.yml"),
+                             "-d", str(dest)], capture_output=True, text=True, cwd=root, env=env)
+    assert result.returncode == 0, result.stderr[-4000:]
+
+
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def serve(folder: Path):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    dest = tmp_path_factory.mktemp("site")
+    build_site(ROOT, dest)
+    server, url = serve(dest)
+    yield url
+    server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def open_page(browser, url):
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    log = {"errors": [], "requests": []}
+    page.on("console", lambda m: log["errors"].append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: log["errors"].append(str(e)))
+    page.on("request", lambda r: log["requests"].append(r.url))
+    page.goto(url, wait_until="networkidle")
+    return page, log
+
+
+def markers(name: str) -> int:
+    """How many figures the page's Markdown asks for (the test does not trust the HTML for this)."""
+    source = {"": "index.md"}.get(name, name.rstrip("/") + ".md")
+    path = ROOT / "docs" / source
+    return path.read_text().count("[[fig:") if path.exists() else 0
+
+
+@pytest.mark.parametrize("path", PAGES, ids=lambda p: p or "home")
+def test_page_renders_figures_math_and_stays_local(site, browser, path):
+    page, log = open_page(browser, site + path)
+    expected = markers(path)
+    if expected:
+        page.wait_for_function(f"document.querySelectorAll('.specdec-figure .main-svg').length >= {expected}", timeout=15000)
+        counts = page.evaluate("""() => Array.from(document.querySelectorAll('.specdec-figure'))
+            .map(d => (d.data || []).reduce((n, t) => n + ((t.y || t.x || []).length), 0))""")
+        assert len(counts) == expected and all(c > 0 for c in counts), counts
+    text = page.inner_text("article")
+    assert "[[" not in text, "an unreplaced marker reached the page"
+    if path in ("math/", ""):
+        assert page.locator(".katex").count() > (20 if path == "math/" else -1)
+    assert "$$" not in text and "\\[" not in text and "\\(" not in text, "raw math left on the page"
+    assert log["errors"] == [], log["errors"]
+    foreign = [u for u in log["requests"] if not u.startswith(site) and not u.startswith("data:")]
+    assert foreign == [], foreign
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{(path.strip('/') or 'home').replace('/', '_')}.png"), full_page=True)
+    page.close()
+
+
+def chart_data(page, div_id):
+    return page.evaluate(f"() => JSON.stringify(document.getElementById('{div_id}').data)")
+
+
+def test_step_visualizer_clicks_keys_and_selectors(site, browser):
+    page, log = open_page(browser, site + "visualizer/")
+    page.wait_for_selector("#sv-chart-pq .main-svg")
+    label = page.inner_text(".sv-step-label")
+    before = chart_data(page, "sv-chart-accept")
+    # click a token of another step
+    page.locator(".sv-step[data-step='2'] .sv-tok").first.click()
+    assert page.inner_text(".sv-step-label") != label
+    assert page.inner_text(".sv-step-label").startswith("step 3 /")
+    assert chart_data(page, "sv-chart-accept") != before
+    # keyboard: arrow keys move between steps
+    page.locator(".sv-step[data-step='2'] .sv-tok").first.focus()
+    page.keyboard.press("ArrowRight")
+    assert page.inner_text(".sv-step-label").startswith("step 4 /")
+    page.keyboard.press("ArrowLeft")
+    assert page.inner_text(".sv-step-label").startswith("step 3 /")
+    # prev/next buttons and the slider
+    page.click("#sv-next")
+    assert page.inner_text(".sv-step-label").startswith("step 4 /")
+    page.fill("#sv-slider", "0")
+    assert page.inner_text(".sv-step-label").startswith("step 1 /")
+    # a table row selects a draft position for the p/q chart
+    pq = chart_data(page, "sv-chart-pq")
+    rows = page.locator(".sv-row")
+    if rows.count() > 1:
+        rows.nth(1).click()
+        assert chart_data(page, "sv-chart-pq") != pq
+    # the prompt and mode selectors switch runs
+    strip = page.inner_text(".sv-strip")
+    page.select_option("#sv-mode", "sampled")
+    assert page.inner_text(".sv-strip") != strip
+    options = page.eval_on_selector_all("#sv-prompt option", "os => os.map(o => o.value)")
+    page.select_option("#sv-prompt", options[-1])
+    assert page.input_value("#sv-prompt") == options[-1]
+    assert log["errors"] == []
+    page.close()
+
+
+def test_palette_toggle_rethemes_figures(site, browser):
+    page, _ = open_page(browser, site + "benchmark/")
+    page.wait_for_selector(".specdec-figure .main-svg")
+    color = lambda: page.evaluate("() => document.querySelector('.specdec-figure')._fullLayout.font.color")  # noqa: E731
+    first = color()
+    page.click("label.md-header__button[for^='__palette']:visible")
+    page.wait_for_function(f"document.querySelector('.specdec-figure')._fullLayout.font.color !== {json.dumps(first)}")
+    assert color() != first
+    page.close()
+
+
+def test_instant_navigation_renders_figures(site, browser):
+    page, log = open_page(browser, site)
+    page.click("a.md-nav__link[href$='benchmark/']")
+    page.wait_for_url("**/benchmark/")
+    page.wait_for_function(f"document.querySelectorAll('.specdec-figure .main-svg').length >= {markers('benchmark/')}",
+                           timeout=15000)
+    assert log["errors"] == []
+    page.close()
+
+
+HOSTILE = ["<script>window.__xss = 1</script>", "<img src=x onerror=\"window.__xss = 1\">",
+           "</script><script>window.__xss = 1</script>", "&lt;b&gt;"]
+
+
+def test_hostile_token_strings_are_escaped(tmp_path, browser):
+    """Token text is untrusted: feed <script>/<img onerror> tokens through the visualizer."""
+    work = tmp_path / "repo"
+    shutil.copytree(ROOT / "docs", work / "docs", ignore=shutil.ignore_patterns("figures"))
+    shutil.copytree(ROOT / "scripts", work / "scripts")
+    shutil.copytree(ROOT / "specdec", work / "specdec")
+    shutil.copy(ROOT / "mkdocs.yml", work / "mkdocs.yml")
+    traces_path = work / "docs" / "data" / "cpu" / "traces.json"
+    traces = json.loads(traces_path.read_text())
+    run = traces["runs"][0]
+    step = run["trace"]["steps"][0]
+    evil_ids = [step["draft_tokens"][0], *step["top_p"][0]["ids"][:3]]
+    for i, token in zip(evil_ids, HOSTILE):
+        run["vocab"][str(i)] = token
+    run["prompt"]["text"] = HOSTILE[1]
+    traces_path.write_text(json.dumps(traces))
+    result = subprocess.run([sys.executable, str(work / "scripts" / "build_figures.py")], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    build_site(work, tmp_path / "site")
+    server, url = serve(tmp_path / "site")
+    try:
+        page, log = open_page(browser, url + "visualizer/")
+        page.wait_for_selector("#sv-chart-pq .main-svg")
+        page.locator(".sv-step[data-step='0'] .sv-tok").first.click()
+        assert page.evaluate("() => window.__xss") is None
+        assert page.locator("#specdec-visualizer img").count() == 0
+        assert page.locator("#specdec-visualizer script").count() == 0
+        assert "onerror" in page.inner_text("#specdec-visualizer")  # shown as text, not run
+        svg_text = page.evaluate("() => document.getElementById('sv-chart-pq').textContent")
+        assert "<script>" in svg_text or "script" in svg_text
+        assert page.locator("#sv-chart-pq img, #sv-chart-pq script").count() == 0
+        assert log["errors"] == []
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / "visualizer_hostile.png"), full_page=True)
+        page.close()
+    finally:
+        server.shutdown()
+
+
+def test_missing_or_stale_figure_fails_the_build(tmp_path):
+    work = tmp_path / "repo"
+    shutil.copytree(ROOT / "docs", work / "docs")
+    shutil.copy(ROOT / "mkdocs.yml", work / "mkdocs.yml")
+    shutil.copytree(ROOT / "specdec", work / "specdec")
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+
+    def build():
+        return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(work / "mkdocs.yml"),
+                               "-d", str(tmp_path / "out")], capture_output=True, text=True, cwd=work, env=env)
+
+    (work / "docs" / "figures" / "hf_comparison.json").unlink()
+    result = build()
+    assert result.returncode != 0 and "figure 'hf_comparison' is missing" in result.stderr
+    shutil.copy(ROOT / "docs" / "figures" / "hf_comparison.json", work / "docs" / "figures" / "hf_comparison.json")
+    bench = work / "docs" / "data" / "cpu" / "benchmark.json"
+    bench.write_text(bench.read_text().replace('"seed": 0', '"seed": 1', 1))
+    result = build()
+    assert result.returncode != 0 and "is stale" in result.stderr
+    bench.write_text((ROOT / "docs" / "data" / "cpu" / "benchmark.json").read_text())
+    (work / "docs" / "index.md").write_text("[[fig:no_such_figure]]\n")
+    result = build()
+    assert result.returncode != 0 and "figure 'no_such_figure' is missing" in result.stderr
+    (work / "docs" / "index.md").write_text("[[bogus marker]]\n")
+    result = build()
+    assert result.returncode != 0 and "unknown marker" in result.stderr
