@@ -21,8 +21,8 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import functools
+import gc
 import hashlib
-import itertools
 import json
 import os
 import platform
@@ -54,7 +54,7 @@ PROMPTS = {
     ],
     "prose": [
         {"id": "prose-lighthouse", "kind": "completion", "text": "The old lighthouse keeper climbed the stairs one last time. Outside, the storm"},
-        {"id": "prose-chat-poem", "kind": "chat", "text": "Write a short poem about autumn rain."},
+        {"id": "prose-chat-poem", "kind": "chat", "text": "Write a short poem in English about autumn rain."},
         {"id": "prose-letter", "kind": "completion", "text": "Dear Margaret,\n\nI am writing to you from the little village by the sea, where"},
         {"id": "prose-chat-story", "kind": "chat", "text": "Tell a very short story about a fox who learns to read."},
     ],
@@ -62,7 +62,7 @@ PROMPTS = {
 MODES = {"greedy": {"temperature": 0.0}, "sampled": {"temperature": 0.7}}
 
 FULL = {
-    "trace_prompts": {"code": 3, "prose": 3}, "trace_tokens": 56, "trace_k": 4,
+    "trace_prompts": {"code": 3, "prose": 3}, "trace_tokens": 48, "trace_k": 4,
     "sweep_prompts": {"code": 3, "prose": 3}, "sweep_tokens": 32, "sweep_ks": list(range(1, K_MAX + 1)),
     "reps": 3, "set_k": 4, "set_tokens": 24, "exact_samples": 10_000,
 }
@@ -175,21 +175,22 @@ def eos_ids(tokenizer) -> list[int]:
     return sorted(i for i in ids if isinstance(i, int) and i >= 0 and i != tokenizer.unk_token_id)
 
 
-def run_spec(ctx, draft_model, ids, n, k, mode, seed, record=True):
+def run_spec(ctx, draft_model, ids, n, k, mode, seed, record=True, eos=None):
+    """Timed speculative run. Benchmarks pass no EOS: every run generates exactly n tokens."""
     from specdec import speculative_generate
 
     gen = torch.Generator(device=ctx["device"]).manual_seed(seed)
     return timed(ctx["device"], lambda: speculative_generate(
         ctx["target"].model, draft_model, ids, max_new_tokens=n, k=k, generator=gen, record=record,
-        eos_token_id=None, **MODES[mode]))
+        eos_token_id=eos, **MODES[mode]))
 
 
-def run_target(ctx, ids, n, mode, seed):
+def run_target(ctx, ids, n, mode, seed, eos=None):
     from specdec import autoregressive_generate
 
     gen = torch.Generator(device=ctx["device"]).manual_seed(seed)
     return timed(ctx["device"], lambda: autoregressive_generate(
-        ctx["target"].model, ids, max_new_tokens=n, generator=gen, **MODES[mode]))
+        ctx["target"].model, ids, max_new_tokens=n, generator=gen, eos_token_id=eos, **MODES[mode]))
 
 
 def token_texts(tokenizer, ids: list[int]) -> list[str]:
@@ -207,8 +208,10 @@ def stage_traces(ctx, cfg) -> dict:
             for mode in MODES]
     for domain, prompt, mode in ctx["tqdm"](jobs, desc="traces", unit="run"):
         ids = encode(tok, prompt, ctx["device"])
+        # Traces stop at the end-of-turn token, as a user's generation would.
+        eos = eos_ids(tok)
         seconds, (tokens, trace) = run_spec(ctx, ctx["draft_fast"], ids, cfg["trace_tokens"], cfg["trace_k"], mode,
-                                            ctx["seed"])
+                                            ctx["seed"], eos=eos)
         record = trace.to_dict()
         vocab = set(ids.tolist()) | set(tokens.tolist())
         for s in record["steps"]:
@@ -217,12 +220,12 @@ def stage_traces(ctx, cfg) -> dict:
                 vocab |= set(top["ids"])
         greedy_equal = None
         if mode == "greedy":
-            _, reference = run_target(ctx, ids, cfg["trace_tokens"], mode, ctx["seed"])
+            _, reference = run_target(ctx, ids, cfg["trace_tokens"], mode, ctx["seed"], eos=eos)
             greedy_equal = reference.tolist() == tokens.tolist()
         runs.append({
             "id": f"{prompt['id']}-{mode}", "domain": domain, "mode": mode, "prompt": prompt,
             "sampling": MODES[mode], "prompt_tokens": ids.tolist(), "prompt_text": tok.decode(ids),
-            "tokens": tokens.tolist(), "text": tok.decode(tokens), "seconds": seconds,
+            "tokens": tokens.tolist(), "text": tok.decode(tokens), "seconds": seconds, "eos_token_ids": eos,
             "equals_target_greedy": greedy_equal,
             "vocab": {str(i): t for i, t in zip(sorted(vocab), token_texts(tok, sorted(vocab)))},
             "trace": record,
@@ -437,61 +440,34 @@ def stage_benchmark(ctx, cfg) -> dict:
 
 def stage_exactness(ctx, cfg) -> dict:
     """Tiny random transformers: empirical vs exact sequence distributions, correct rule vs naive residual."""
-    from scipy.stats import chisquare
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from specdec import SamplingConfig, probs_from_logits, speculative_generate
-    from specdec.exact import first_token_distribution, naive_residual
+    from specdec import SamplingConfig, speculative_generate
+    from specdec.exact import chi_square_test, first_token_distribution, naive_residual, sequence_distribution
 
-    vocab, new, prompt = 8, 3, torch.tensor([0, 3, 5])
+    vocab, new, k, prompt = 8, 3, 2, torch.tensor([0, 3, 5])
 
     def tiny(seed):
         config = LlamaConfig(vocab_size=vocab, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
                              num_attention_heads=2, num_key_value_heads=1, initializer_range=0.5,
                              tie_word_embeddings=False)
-        torch.manual_seed(seed)
+        torch.manual_seed(seed)  # model construction only
         return LlamaForCausalLM(config).eval()
 
     threads = torch.get_num_threads()
-    torch.set_num_threads(1)
+    torch.set_num_threads(1)  # tiny models: threads cost more than they save
     target, draft = tiny(11), tiny(12)
-    config = SamplingConfig(1.0)
-    with torch.inference_mode():
-        exact = {(): 1.0}
-        for length in range(new):
-            prefixes = list(itertools.product(range(vocab), repeat=length))
-            batch = torch.stack([torch.cat([prompt, torch.tensor(c, dtype=torch.int64)]) for c in prefixes])
-            step = probs_from_logits(target(input_ids=batch).logits[:, -1], config).double()
-            exact = {c + (y,): exact[c] * float(step[i, y]) for i, c in enumerate(prefixes) for y in range(vocab)}
+    exact = sequence_distribution(target, prompt, new, SamplingConfig(1.0))
     order = sorted(exact, key=exact.get, reverse=True)
     rules = {}
     for rule, fn in ctx["tqdm"]([("correct", None), ("naive_residual", naive_residual)], desc="exactness", unit="rule"):
         gen = torch.Generator().manual_seed(ctx["seed"])
         counts = dict.fromkeys(order, 0)
-        kwargs = {"residual_fn": fn} if fn else {}
         for _ in range(cfg["exact_samples"]):
-            out = speculative_generate(target, draft, prompt, max_new_tokens=new, k=2, temperature=1.0,
-                                       generator=gen, **kwargs)
+            out = speculative_generate(target, draft, prompt, max_new_tokens=new, k=k, temperature=1.0, generator=gen,
+                                       **({"residual_fn": fn} if fn else {}))
             counts[tuple(out.tolist())] += 1
-        n = cfg["exact_samples"]
-        obs, exp, pooled_o, pooled_e = [], [], 0, 0.0
-        for s in order:
-            if n * exact[s] >= 5:
-                obs.append(counts[s]); exp.append(n * exact[s])
-            else:
-                pooled_o += counts[s]; pooled_e += n * exact[s]
-        if pooled_e > 0:
-            obs.append(pooled_o); exp.append(pooled_e)
-        total = sum(exp)
-        chi = chisquare(obs, [e * n / total for e in exp]) if len(obs) > 1 else None
-        rules[rule] = {
-            "samples": n,
-            "empirical": [counts[s] / n for s in order],
-            "tv_distance": 0.5 * sum(abs(counts[s] / n - exact[s]) for s in order),
-            "chi_square": float(chi.statistic) if chi else None,
-            "p_value": float(chi.pvalue) if chi else None,
-            "bins": len(obs),
-        }
+        rules[rule] = {**chi_square_test(counts, exact), "empirical": [counts[s] / cfg["exact_samples"] for s in order]}
     torch.set_num_threads(threads)
     # The 3-token counterexample, enumerated exactly through verify_draft.
     p = torch.tensor([[0.4, 0.3, 0.3], [1 / 3, 1 / 3, 1 / 3]], dtype=torch.float64)
@@ -502,16 +478,13 @@ def stage_exactness(ctx, cfg) -> dict:
         "naive_residual": first_token_distribution(p, q, naive_residual).tolist(),
     }
     return {
-        "setup": {"vocab": vocab, "new_tokens": new, "prompt": prompt.tolist(), "k": 2, "temperature": 1.0,
+        "setup": {"vocab": vocab, "new_tokens": new, "prompt": prompt.tolist(), "k": k, "temperature": 1.0,
                   "models": "random LlamaForCausalLM, 2 layers, hidden 16, init range 0.5, seeds 11 (target) / 12 (draft)"},
         "sequences": ["".join(map(str, s)) for s in order],
         "exact": [exact[s] for s in order],
         "rules": rules,
         "counterexample": counterexample,
     }
-
-
-# ---------------------------------------------------------------- main
 
 
 NOTEBOOK_SOURCE = ROOT / "notebooks" / "walkthrough.ipynb"
@@ -622,6 +595,10 @@ def main(argv=None) -> int:
     for stage in todo:
         start = time.perf_counter()
         meta = metadata(ctx, stage, configs[stage])
+        if stage == "notebook":  # its kernel loads the models itself: free ours first (memory)
+            for key in ("target", "draft", "draft_fast"):
+                ctx[key] = None
+            gc.collect()
         data = STAGES[stage](ctx, cfg)
         meta["seconds"] = round(time.perf_counter() - start, 1)
         if stage == "notebook":

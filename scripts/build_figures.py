@@ -36,7 +36,10 @@ def load(data_dir: Path) -> dict:
 
 
 def layout(title: str, x: str, y: str, **extra) -> dict:
-    base = dict(title={"text": title}, xaxis={"title": {"text": x}}, yaxis={"title": {"text": y}},
+    xaxis = {"title": {"text": x}}
+    if x.startswith("k") or x == "draft position":
+        xaxis["dtick"] = 1  # integer ticks for k
+    base = dict(title={"text": title, "font": {"size": 15}}, xaxis=xaxis, yaxis={"title": {"text": y}},
                 margin={"t": 50, "r": 20, "b": 50, "l": 60}, height=420, legend={"orientation": "h", "y": -0.2},
                 hovermode="closest")
     base.update(extra)

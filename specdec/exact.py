@@ -45,3 +45,56 @@ def first_token_distribution(p_target: torch.Tensor, q_draft: torch.Tensor, resi
         if a < 1:
             dist += qx * (1.0 - a) * reject.residual.double()
     return dist
+
+
+@torch.inference_mode()
+def sequence_distribution(model, prompt: torch.Tensor, n_new: int, config) -> dict[tuple, float]:
+    """Exact P(y_1..y_n | prompt) of sampling from `model` under `config`, for every sequence.
+
+    One batched forward pass (no KV cache) per length over all prefixes, so it shares nothing with the
+    decoder it checks. Only for tiny vocabularies: V^n sequences.
+    """
+    from .sampling import probs_from_logits
+
+    vocab = model.config.vocab_size
+    probs = {(): 1.0}
+    for length in range(n_new):
+        prefixes = list(probs)
+        batch = torch.stack([torch.cat([prompt, torch.tensor(c, dtype=torch.int64)]) for c in prefixes])
+        step = probs_from_logits(model(input_ids=batch).logits[:, -1], config).double()
+        probs = {c + (y,): probs[c] * float(step[i, y]) for i, c in enumerate(prefixes) for y in range(vocab)}
+    return probs
+
+
+def chi_square_test(counts: dict, exact: dict, min_expected: float = 5.0) -> dict:
+    """Pearson chi-square of sampled counts against an exact distribution, plus the TV distance.
+
+    Sequences whose expected count is below `min_expected` are pooled into one bin, as the test
+    requires; a sampled sequence of probability 0 is an error, not a bin.
+    """
+    from scipy.stats import chisquare
+
+    n = sum(counts.values())
+    impossible = [s for s in counts if exact.get(s, 0.0) <= 0.0 and counts[s] > 0]
+    if impossible:
+        raise AssertionError(f"sampled sequences of probability 0: {impossible[:5]}")
+    observed, expected, pooled_o, pooled_e = [], [], 0, 0.0
+    for seq, p in exact.items():
+        if n * p >= min_expected:
+            observed.append(counts.get(seq, 0))
+            expected.append(n * p)
+        else:
+            pooled_o += counts.get(seq, 0)
+            pooled_e += n * p
+    if pooled_e > 0:
+        observed.append(pooled_o)
+        expected.append(pooled_e)
+    total = sum(expected)  # float32 model probabilities: renormalise the tiny rounding away
+    result = chisquare(observed, [e * n / total for e in expected])
+    return {
+        "samples": n,
+        "bins": len(observed),
+        "chi_square": float(result.statistic),
+        "p_value": float(result.pvalue),
+        "tv_distance": 0.5 * sum(abs(counts.get(s, 0) / n - p) for s, p in exact.items()),
+    }

@@ -33,9 +33,8 @@ def residual_distribution(p_row: torch.Tensor, q_row: torch.Tensor, draft_token=
     """
     residual = (p_row - q_row).clamp_min(0.0)
     total = residual.sum()
-    if total <= 0:
-        return p_row / p_row.sum()
-    return residual / total
+    # torch.where, not `if`: no device-to-host sync on a GPU.
+    return torch.where(total > 0, residual / total.clamp_min(torch.finfo(p_row.dtype).tiny), p_row / p_row.sum())
 
 
 @dataclass

@@ -89,14 +89,17 @@ def test_page_renders_figures_math_and_stays_local(site, browser, path):
     page, log = open_page(browser, site + path)
     expected = markers(path)
     if expected:
-        page.wait_for_function(f"document.querySelectorAll('.specdec-figure .main-svg').length >= {expected}", timeout=15000)
+        page.wait_for_function(f"document.querySelectorAll('.specdec-figure.js-plotly-plot').length === {expected}",
+                               timeout=15000)
         counts = page.evaluate("""() => Array.from(document.querySelectorAll('.specdec-figure'))
             .map(d => (d.data || []).reduce((n, t) => n + ((t.y || t.x || []).length), 0))""")
         assert len(counts) == expected and all(c > 0 for c in counts), counts
     text = page.inner_text("article")
     assert "[[" not in text, "an unreplaced marker reached the page"
-    if path in ("math/", ""):
-        assert page.locator(".katex").count() > (20 if path == "math/" else -1)
+    if path == "math/":
+        assert page.locator(".katex").count() > 20
+        assert page.locator(".katex-display .tag").count() >= 9, "numbered equations"
+        assert page.locator("#eq-speedup").count() == 1
     assert "$$" not in text and "\\[" not in text and "\\(" not in text, "raw math left on the page"
     assert log["errors"] == [], log["errors"]
     foreign = [u for u in log["requests"] if not u.startswith(site) and not u.startswith("data:")]
@@ -163,7 +166,7 @@ def test_instant_navigation_renders_figures(site, browser):
     page, log = open_page(browser, site)
     page.click("a.md-nav__link[href$='benchmark/']")
     page.wait_for_url("**/benchmark/")
-    page.wait_for_function(f"document.querySelectorAll('.specdec-figure .main-svg').length >= {markers('benchmark/')}",
+    page.wait_for_function(f"document.querySelectorAll('.specdec-figure.js-plotly-plot').length === {markers('benchmark/')}",
                            timeout=15000)
     assert log["errors"] == []
     page.close()

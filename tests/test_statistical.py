@@ -6,14 +6,12 @@ speculative_generate are compared to it with a chi-square test. Fixed seeds make
 deterministic; the wrong residual must fail the same test, which shows the test has power.
 """
 
-import itertools
-
 import pytest
 import torch
-from scipy.stats import chisquare
 
 from conftest import make_tiny_lm
-from specdec import SamplingConfig, probs_from_logits, speculative_generate
+from specdec import SamplingConfig, speculative_generate
+from specdec.exact import chi_square_test, sequence_distribution
 from test_exact_enumeration import wrong_residual
 
 VOCAB = 8
@@ -30,18 +28,6 @@ def models():
     torch.set_num_threads(threads)
 
 
-@torch.inference_mode()
-def exact_sequence_distribution(model, config: SamplingConfig) -> dict[tuple, float]:
-    """P(y1, y2, y3 | prompt) under `config`, by a forward pass over every prefix."""
-    probs = {(): 1.0}
-    for length in range(NEW):
-        prefixes = [c for c in itertools.product(range(VOCAB), repeat=length)]
-        batch = torch.stack([torch.cat([PROMPT, torch.tensor(c, dtype=torch.int64)]) for c in prefixes])
-        step = probs_from_logits(model(input_ids=batch).logits[:, -1], config).double()
-        probs = {c + (y,): probs[c] * float(step[i, y]) for i, c in enumerate(prefixes) for y in range(VOCAB)}
-    return probs
-
-
 def sample_counts(target, draft, config, k, seed, **kwargs):
     gen = torch.Generator().manual_seed(seed)
     counts = {}
@@ -53,32 +39,6 @@ def sample_counts(target, draft, config, k, seed, **kwargs):
     return counts
 
 
-def chi_square_pvalue(counts, exact):
-    """Chi-square goodness of fit; sequences with expected count < 5 are pooled into one bin."""
-    n = sum(counts.values())
-    assert set(counts) <= {s for s, p in exact.items() if p > 0}, "sampled a sequence of probability 0"
-    observed, expected, pooled_o, pooled_e = [], [], 0, 0.0
-    for seq, p in exact.items():
-        if n * p >= 5:
-            observed.append(counts.get(seq, 0))
-            expected.append(n * p)
-        else:
-            pooled_o += counts.get(seq, 0)
-            pooled_e += n * p
-    if pooled_e > 0:
-        observed.append(pooled_o)
-        expected.append(pooled_e)
-    assert len(observed) >= 10, "too few bins for a meaningful test"
-    total = sum(expected)  # float32 model probabilities: renormalise the tiny rounding away
-    assert abs(total - n) < 1e-4 * n
-    return chisquare(observed, [e * n / total for e in expected]).pvalue
-
-
-def total_variation(counts, exact):
-    n = sum(counts.values())
-    return 0.5 * sum(abs(counts.get(s, 0) / n - p) for s, p in exact.items())
-
-
 CASES = [
     pytest.param(SamplingConfig(1.0), 2, id="T=1,k=2"),
     pytest.param(SamplingConfig(0.7, top_k=5, top_p=0.9), 1, id="T=0.7,top_k=5,top_p=0.9,k=1"),
@@ -88,19 +48,21 @@ CASES = [
 @pytest.mark.parametrize("config,k", CASES)
 def test_speculative_samples_match_target_distribution(models, config, k):
     target, draft = models
-    exact = exact_sequence_distribution(target, config)
+    exact = sequence_distribution(target, PROMPT, NEW, config)
+    assert abs(sum(exact.values()) - 1) < 1e-5 and len(exact) == VOCAB**NEW
     counts = sample_counts(target, draft, config, k, seed=2024)
-    pvalue = chi_square_pvalue(counts, exact)
-    assert pvalue > 1e-3, f"chi-square p={pvalue:.2e}, TV={total_variation(counts, exact):.4f}"
+    test = chi_square_test(counts, exact)
+    assert test["bins"] >= 10, "too few bins for a meaningful test"
+    assert test["p_value"] > 1e-3, test
 
 
 def test_wrong_residual_fails_the_same_test(models):
     target, draft = models
     config = SamplingConfig(1.0)
-    exact = exact_sequence_distribution(target, config)
+    exact = sequence_distribution(target, PROMPT, NEW, config)
     counts = sample_counts(target, draft, config, 2, seed=2024, residual_fn=wrong_residual)
-    pvalue = chi_square_pvalue(counts, exact)
-    assert pvalue < 1e-6, f"the wrong residual passed: p={pvalue:.2e}"
+    test = chi_square_test(counts, exact)
+    assert test["p_value"] < 1e-6, f"the wrong residual passed: {test}"
 
 
 def test_draft_and_target_differ_enough_for_the_test_to_have_power(models):

@@ -210,7 +210,8 @@
   Visualizer.prototype.renderCharts = function (s) {
     const self = this;
     const j = Math.min(this.pos, s.k - 1);
-    const layoutBase = { margin: { t: 40, r: 10, b: 80, l: 50 }, height: 320 };
+    const layoutBase = { margin: { t: 40, r: 10, b: 80, l: 50 }, height: 340, title: { font: { size: 13 } },
+      legend: { orientation: "h", y: 1.12, x: 1, xanchor: "right" } };
     // p and q over the union of their top tokens at the chosen position
     if (s.k > 0) {
       const p = s.top_p[j], q = s.top_q[j];
@@ -223,20 +224,20 @@
       Plotly.react("sv-chart-pq", [
         { type: "bar", name: "p (target)", x: labels, y: ids.map(function (id) { return pv[id] === undefined ? null : pv[id]; }), marker: { color: "#3f51b5" } },
         { type: "bar", name: "q (draft)", x: labels, y: ids.map(function (id) { return qv[id] === undefined ? null : qv[id]; }), marker: { color: "#ff9800" } },
-      ], themed(Object.assign({}, layoutBase, { barmode: "group", title: { text: "p and q at draft position " + (j + 1) + " (top 10 each; \u25c0 = drafted)" }, yaxis: { title: { text: "probability" }, range: [0, 1] } })), PLOT_CONFIG);
+      ], themed(Object.assign({}, layoutBase, { barmode: "group", title: { text: "p and q at position " + (j + 1) + " (\u25c0 drafted)", font: { size: 13 }, x: 0 }, yaxis: { title: { text: "probability" }, range: [0, 1] } })), PLOT_CONFIG);
     }
     // acceptance probability vs the uniform draw, per position
     const pos = s.draft_tokens.map(function (_, i) { return "pos " + (i + 1); });
     Plotly.react("sv-chart-accept", [
       { type: "bar", name: "min(1, p/q)", x: pos, y: s.accept_probs, marker: { color: s.accepted.map(function (a, i) { return i < s.n_accepted ? "#4caf50" : (i === s.n_accepted ? "#f44336" : "#9e9e9e"); }) } },
       { type: "scatter", mode: "markers", name: "draw r", x: pos, y: s.uniforms, marker: { symbol: "line-ew-open", size: 28, line: { width: 3 }, color: dark() ? "#fff" : "#000" } },
-    ], themed(Object.assign({}, layoutBase, { title: { text: "accept iff r < min(1, p/q)" }, yaxis: { range: [0, 1.05], title: { text: "probability" } } })), PLOT_CONFIG);
+    ], themed(Object.assign({}, layoutBase, { title: { text: "accept iff r < min(1, p/q)", font: { size: 13 }, x: 0 }, yaxis: { range: [0, 1.05], title: { text: "probability" } } })), PLOT_CONFIG);
     // the residual at a rejection, or the bonus distribution
     const res = s.top_residual || s.top_p[s.k];
     const title = s.top_residual ? "residual norm(max(0, p \u2212 q)) at the rejected position" : "p after the last draft: the bonus token's distribution";
     Plotly.react("sv-chart-residual", [
       { type: "bar", name: s.top_residual ? "residual" : "p", x: res.ids.map(function (id) { return esc(visible(self.tok(id))); }), y: res.probs, marker: { color: s.top_residual ? "#9c27b0" : "#3f51b5" } },
-    ], themed(Object.assign({}, layoutBase, { title: { text: title }, yaxis: { range: [0, 1], title: { text: "probability" } } })), PLOT_CONFIG);
+    ], themed(Object.assign({}, layoutBase, { title: { text: title, font: { size: 13 }, x: 0 }, yaxis: { range: [0, 1], title: { text: "probability" } } })), PLOT_CONFIG);
   };
 
   function renderVisualizer() {
