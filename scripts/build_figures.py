@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import statistics
 import sys
 from pathlib import Path
 
@@ -87,8 +88,16 @@ def fig_theory_vs_measured(a) -> go.Figure:
         fig.add_scatter(x=ks, y=[r["predicted_speedup_with_verify_cost"] for r in s["spec"]],
                         name=f"Thm 3.8 with measured verify cost: {s['domain']}", mode="lines",
                         line={"color": color, "dash": "dash"})
+        fig.add_scatter(x=ks, y=[predicted_from_tpp(r) for r in s["spec"]],
+                        name=f"measured tokens/pass ÷ (k·c + verify cost): {s['domain']}", mode="lines",
+                        line={"color": color, "dash": "dashdot", "width": 1})
     fig.update_layout(**layout("Greedy: measured speedup vs the theory, from the measured α and c", "k", "speedup ×"))
     return fig
+
+
+def predicted_from_tpp(r: dict) -> float:
+    """Eq. (8) with the measured tokens per pass in place of (1 - a^(k+1))/(1 - a) (no i.i.d. assumption)."""
+    return r["tokens_per_target_pass"] / (r["k"] * r["c"] + r["verify_cost"])
 
 
 def fig_acceptance_vs_k(a) -> go.Figure:
@@ -243,9 +252,14 @@ def values(a) -> dict:
         v[f"{key}_best_predicted"] = fmt(best["predicted_speedup_with_verify_cost"])
         v[f"{key}_best_predicted_leviathan"] = fmt(best["predicted_speedup"])
         v[f"{key}_best_measured_over_predicted"] = fmt(best["speedup"]["median"] / best["predicted_speedup_with_verify_cost"])
+        v[f"{key}_best_expected_tpp"] = fmt(best["expected_tokens_per_pass"])
+        v[f"{key}_best_predicted_tpp"] = fmt(predicted_from_tpp(best))
+        v[f"{key}_best_measured_over_predicted_tpp"] = fmt(best["speedup"]["median"] / predicted_from_tpp(best))
         v[f"{key}_target_tps"] = fmt(s["target_only"]["tokens_per_second"])
         v[f"{key}_best_tps"] = fmt(best["tokens_per_second"])
         k1, kmax = s["spec"][0], s["spec"][-1]
+        v[f"{key}_k1"] = k1["k"]
+        v["sweep_k_range"] = f"{k1['k']} … {kmax['k']}"
         v[f"{key}_k1_speedup"] = fmt(k1["speedup"]["median"])
         v[f"{key}_kmax"] = kmax["k"]
         v[f"{key}_kmax_speedup"] = fmt(kmax["speedup"]["median"])
@@ -264,6 +278,8 @@ def values(a) -> dict:
             v[f"set_{key}_worst"] = fmt(sm["worst"])
         else:
             v[f"set_{key}"] = fmt(sm)
+    for d in cs["drafts"]:
+        v[f"set_alpha_{d}_median"] = fmt(statistics.median([r["alpha"][d] for r in cs["rows"]]))
     same = [ok for r in cs["rows"] for ok in r["same_output_as_target"].values()]
     v["set_same_output"] = f"{sum(same)} of {len(same)}"
     greedy_runs = [r for r in t["runs"] if r["mode"] == "greedy"]
@@ -278,6 +294,10 @@ def values(a) -> dict:
     for key in ("correct", "naive_residual"):
         v[f"cx_{key}"] = "(" + ", ".join(f"{x:.4g}" for x in c[key]) + ")"
     v["exact_sequences"] = len(e["sequences"])
+    v["exact_vocab"] = e["setup"]["vocab"]
+    v["exact_new_tokens"] = e["setup"]["new_tokens"]
+    v["exact_k"] = e["setup"]["k"]
+    v["exact_temperature"] = e["setup"]["temperature"]
     return v
 
 
