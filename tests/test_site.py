@@ -144,7 +144,8 @@ def test_step_visualizer_clicks_keys_and_selectors(site, browser):
         assert chart_data(page, "sv-chart-pq") != pq
     # the prompt and mode selectors switch runs
     strip = page.inner_text(".sv-strip")
-    page.select_option("#sv-mode", "sampled")
+    assert page.input_value("#sv-mode") == "sampled"
+    page.select_option("#sv-mode", "greedy")
     assert page.inner_text(".sv-strip") != strip
     options = page.eval_on_selector_all("#sv-prompt option", "os => os.map(o => o.value)")
     page.select_option("#sv-prompt", options[-1])

@@ -70,7 +70,8 @@
   function Visualizer(root, runs) {
     this.root = root;
     this.runs = runs;
-    this.run = runs[0];
+    // Start on a sampled run: its p and q are real distributions (greedy ones are one-hot).
+    this.run = runs.find(function (r) { return r.mode === "sampled"; }) || runs[0];
     this.step = 0;
     this.pos = 0;
     this.build();
