@@ -188,12 +188,12 @@ def test_hostile_token_strings_are_escaped(tmp_path, browser):
     shutil.copy(ROOT / "mkdocs.yml", work / "mkdocs.yml")
     traces_path = work / "docs" / "data" / "cpu" / "traces.json"
     traces = json.loads(traces_path.read_text())
-    run = traces["runs"][0]
-    step = run["trace"]["steps"][0]
-    evil_ids = [step["draft_tokens"][0], *step["top_p"][0]["ids"][:3]]
-    for i, token in zip(evil_ids, HOSTILE):
-        run["vocab"][str(i)] = token
-    run["prompt"]["text"] = HOSTILE[1]
+    for run in traces["runs"]:  # every run: whichever the visualizer opens on shows them
+        step = run["trace"]["steps"][0]
+        evil_ids = [step["draft_tokens"][0], *step["top_p"][0]["ids"][:3]]
+        for i, token in zip(evil_ids, HOSTILE):
+            run["vocab"][str(i)] = token
+        run["prompt"]["text"] = HOSTILE[1]
     traces_path.write_text(json.dumps(traces))
     result = subprocess.run([sys.executable, str(work / "scripts" / "build_figures.py")], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
