@@ -240,6 +240,8 @@ def values(a) -> dict:
         "sweep_tokens": b["sweeps"][0]["new_tokens"],
         "sampled_temperature": pick(b["sweeps"], "code", "sampled")["sampling"]["temperature"],
     }
+    ks = [r["k"] for r in b["sweeps"][0]["spec"]]  # every sweep runs the same k values
+    v["sweep_k_range"] = f"{ks[0]} … {ks[-1]}"
     for s in b["sweeps"]:
         key = f"{s['domain']}_{s['mode']}"
         best = max(s["spec"], key=lambda r: r["speedup"]["median"])
@@ -259,7 +261,6 @@ def values(a) -> dict:
         v[f"{key}_best_tps"] = fmt(best["tokens_per_second"])
         k1, kmax = s["spec"][0], s["spec"][-1]
         v[f"{key}_k1"] = k1["k"]
-        v["sweep_k_range"] = f"{k1['k']} … {kmax['k']}"
         v[f"{key}_k1_speedup"] = fmt(k1["speedup"]["median"])
         v[f"{key}_kmax"] = kmax["k"]
         v[f"{key}_kmax_speedup"] = fmt(kmax["speedup"]["median"])

@@ -60,8 +60,10 @@ def test_wrong_residual_fails_the_same_test(models):
     target, draft = models
     config = SamplingConfig(1.0)
     exact = sequence_distribution(target, PROMPT, NEW, config)
+    assert abs(sum(exact.values()) - 1) < 1e-5 and len(exact) == VOCAB**NEW
     counts = sample_counts(target, draft, config, 2, seed=2024, residual_fn=wrong_residual)
     test = chi_square_test(counts, exact)
+    assert test["bins"] >= 10, "too few bins for a meaningful test"
     assert test["p_value"] < 1e-6, f"the wrong residual passed: {test}"
 
 
