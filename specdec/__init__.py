@@ -1,23 +1,38 @@
-"""specdec: exact speculative decoding (Leviathan et al. 2022, arXiv 2211.17192), run on real models."""
+"""specdec: exact speculative decoding (Leviathan et al. 2022, arXiv 2211.17192), run on real models.
 
-from .decoding import GenerationTrace, StepRecord, autoregressive_generate, speculative_generate
-from .models import (
-    DEFAULT_DRAFT,
-    DEFAULT_TARGET,
-    ModelLoadError,
-    TokenizerMismatchError,
-    check_same_tokenizer,
-    load_model,
-    load_pair,
-)
-from .fast import pack_linear_layers, quantize_draft
-from .sampling import SamplingConfig, probs_from_logits
-from .verify import VerifyResult, acceptance_probability, residual_distribution, verify_draft
+Names are imported lazily (PEP 562), so that the torch-free modules (`specdec.theory`,
+`specdec.fileio`) serve the site build, which has no torch.
+"""
 
-__version__ = "0.1.0"
-__all__ = [
-    "DEFAULT_DRAFT", "DEFAULT_TARGET", "GenerationTrace", "ModelLoadError", "SamplingConfig", "StepRecord",
-    "TokenizerMismatchError", "VerifyResult", "acceptance_probability", "autoregressive_generate",
-    "check_same_tokenizer", "load_model", "load_pair", "pack_linear_layers", "probs_from_logits", "quantize_draft",
-    "residual_distribution", "speculative_generate", "verify_draft",
-]
+from __future__ import annotations
+
+import importlib
+
+__version__ = "0.2.0"
+
+# public name -> the module that defines it
+_EXPORTS = {
+    "GenerationTrace": "decoding", "StepRecord": "decoding", "autoregressive_generate": "decoding",
+    "speculative_generate": "decoding",
+    "Drafter": "drafters", "ModelDrafter": "drafters", "NgramDrafter": "drafters", "HybridDrafter": "drafters",
+    "DraftPolicy": "policies", "FixedPolicy": "policies", "ConfidencePolicy": "policies",
+    "HeuristicPolicy": "policies", "AdaptivePolicy": "policies", "POLICIES": "policies",
+    "DEFAULT_DRAFT": "models", "DEFAULT_TARGET": "models", "ModelLoadError": "models",
+    "TokenizerMismatchError": "models", "check_same_tokenizer": "models", "load_model": "models",
+    "load_pair": "models",
+    "pack_linear_layers": "kernels", "prepare_cpu_drafts": "kernels", "quantize_draft": "quantize",
+    "SamplingConfig": "sampling", "probs_from_logits": "sampling",
+    "VerifyResult": "verify", "acceptance_probability": "verify", "residual_distribution": "verify",
+    "verify_draft": "verify",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    raise AttributeError(f"module 'specdec' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + __all__)

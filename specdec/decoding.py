@@ -1,23 +1,27 @@
 """Speculative decoding and its baseline, plain autoregressive decoding, with KV caches.
 
-Leviathan et al. 2022 (arXiv 2211.17192), Algorithm 1: the draft proposes k tokens one at a time,
-the target scores all of them in ONE forward pass, `verify_draft` keeps a prefix and adds one token.
+Leviathan et al. 2022 (arXiv 2211.17192), Algorithm 1: the draft proposes tokens one at a time, the
+target scores all of them in ONE forward pass, `verify_draft` keeps a prefix and adds one token. How
+many tokens to draft is a policy's choice (`policies.py`), where they come from a drafter's
+(`drafters.py`).
 
-Cache invariant (both models): the cache holds keys/values for a prefix of the tokens so far, never
-a token that is not in the sequence. Each forward feeds exactly the tokens the cache lacks, so the
-prefill, the normal step and the step after an all-accepted block (where the draft never saw its
-own last token) are one code path. Rejected positions are cropped away after verification.
+Cache invariant (target and model drafters): the cache holds keys/values for a prefix of the tokens so
+far, never a token that is not in the sequence. Each forward feeds exactly the tokens the cache lacks, so
+the prefill, the normal step and the step after an all-accepted block (where the draft never saw its own
+last token) are one code path. Rejected positions are cropped away after verification.
 """
 
 from __future__ import annotations
 
 import inspect
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Iterable
 
 import torch
 
+from .drafters import Drafter, as_drafter
+from .policies import DraftPolicy, StepOutcome, make_policy
 from .sampling import SamplingConfig, probs_from_logits, sample
 from .verify import residual_distribution, verify_draft
 
@@ -59,7 +63,7 @@ class CachedLM:
 class StepRecord:
     step: int  # 0-based index of this draft/verify round
     position: int  # index (among the new tokens) of the first token this step emits
-    k: int  # draft tokens proposed this step (k, or fewer near max_new_tokens)
+    k: int  # draft tokens proposed this step (the policy's choice, fewer near max_new_tokens)
     draft_tokens: list[int]  # the k proposed ids
     q_draft_tokens: list[float]  # q(x) of each proposed token
     p_draft_tokens: list[float]  # p(x) of each proposed token
@@ -73,15 +77,19 @@ class StepRecord:
     top_p: list[dict] = field(default_factory=list)  # per position 0..k: {"ids", "probs"} of p
     top_q: list[dict] = field(default_factory=list)  # per position 0..k-1: {"ids", "probs"} of q
     top_residual: dict | None = None  # {"ids", "probs"} of the residual at a rejection
-    draft_seconds: float = 0.0  # wall time of the k draft forwards
+    draft_seconds: float = 0.0  # wall time of the drafting
     verify_seconds: float = 0.0  # wall time of the target forward + verification
+    source: str = "model"  # which proposer drafted ("model" or "ngram")
+    budget: int = 0  # the most drafts this step was allowed (policy and max_new_tokens)
 
 
 @dataclass
 class GenerationTrace:
-    k: int
+    k: int  # the cap on drafts per step
     sampling: dict
     prompt_length: int
+    policy: str = "fixed"  # the draft-length policy
+    drafter: str = "model"  # the drafter's name
     steps: list[StepRecord] = field(default_factory=list)
 
     @property
@@ -98,6 +106,7 @@ class GenerationTrace:
 
     @property
     def acceptance_rate(self) -> float:
+        """alpha: accepted / drafted (NaN when nothing was drafted)."""
         return self.n_accepted / self.n_drafted if self.n_drafted else float("nan")
 
     @property
@@ -105,15 +114,18 @@ class GenerationTrace:
         return self.n_emitted / len(self.steps) if self.steps else float("nan")
 
     def to_dict(self) -> dict:
+        alpha = self.acceptance_rate
         return {
             "k": self.k,
+            "policy": self.policy,
+            "drafter": self.drafter,
             "sampling": self.sampling,
             "prompt_length": self.prompt_length,
             "n_steps": len(self.steps),
             "n_drafted": self.n_drafted,
             "n_accepted": self.n_accepted,
             "n_emitted": self.n_emitted,
-            "acceptance_rate": self.acceptance_rate,
+            "acceptance_rate": alpha if alpha == alpha else None,
             "tokens_per_target_pass": self.tokens_per_target_pass,
             "steps": [asdict(s) for s in self.steps],
         }
@@ -134,7 +146,7 @@ def _check_inputs(input_ids: torch.Tensor, max_new_tokens: int, k: int | None = 
     if not isinstance(max_new_tokens, int) or max_new_tokens < 1:
         raise ValueError(f"max_new_tokens must be a positive integer, got {max_new_tokens!r}")
     if k is not None and (not isinstance(k, int) or isinstance(k, bool) or k < 1):
-        raise ValueError(f"k (the number of draft tokens per step, Leviathan's gamma) must be >= 1, got {k!r}")
+        raise ValueError(f"k (the most draft tokens in one step, Leviathan's gamma) must be >= 1, got {k!r}")
     return input_ids.to(torch.int64)
 
 
@@ -153,14 +165,14 @@ def _cut_at_eos(tokens: list[int], eos: set[int]) -> tuple[list[int], bool]:
     return tokens, False
 
 
+def _output_size(model: torch.nn.Module) -> int:
+    emb = model.get_output_embeddings()
+    return emb.out_features if hasattr(emb, "out_features") else model.config.vocab_size
+
+
 def shared_vocab_size(target: torch.nn.Module, draft: torch.nn.Module | None = None) -> int:
     """Logit rows are cut to the smaller of the two output sizes (embedding padding differs by model)."""
-    sizes = [target.get_output_embeddings().out_features if hasattr(target.get_output_embeddings(), "out_features")
-             else target.config.vocab_size]
-    if draft is not None:
-        emb = draft.get_output_embeddings()
-        sizes.append(emb.out_features if hasattr(emb, "out_features") else draft.config.vocab_size)
-    return min(sizes)
+    return min(_output_size(m) for m in (target, draft) if m is not None)
 
 
 def _top(probs: torch.Tensor, n: int) -> dict:
@@ -168,19 +180,37 @@ def _top(probs: torch.Tensor, n: int) -> dict:
     return {"ids": ids.tolist(), "probs": values.tolist()}
 
 
-def _sync(device: torch.device) -> None:
+def sync_device(device: torch.device) -> None:
+    """Wait for queued GPU work, so that a wall-clock reading covers it (a no-op on CPU)."""
     if device.type == "cuda":
         torch.cuda.synchronize(device)
 
 
-def _vocab_size_for(target, draft, vocab_size):
-    return vocab_size if vocab_size is not None else shared_vocab_size(target, draft)
+class StepTimer:
+    """Wall-clock laps of one step (draft, then verify), synchronizing the device; free when disabled."""
+
+    def __init__(self, device: torch.device, enabled: bool):
+        self.device, self.enabled = device, enabled
+        self.last = 0.0
+
+    def start(self) -> None:
+        if self.enabled:
+            sync_device(self.device)
+            self.last = time.perf_counter()
+
+    def lap(self) -> float | None:
+        if not self.enabled:
+            return None
+        sync_device(self.device)
+        now = time.perf_counter()
+        seconds, self.last = now - self.last, now
+        return seconds
 
 
 @torch.inference_mode()
 def speculative_generate(
     target: torch.nn.Module,
-    draft: torch.nn.Module,
+    draft: torch.nn.Module | Drafter,
     input_ids: torch.Tensor,
     *,
     max_new_tokens: int,
@@ -189,67 +219,73 @@ def speculative_generate(
     top_k: int | None = None,
     top_p: float | None = None,
     generator: torch.Generator,
+    policy: str | DraftPolicy = "fixed",
     eos_token_id: int | Iterable[int] | None = None,
     record: bool = False,
     record_top: int = 10,
     vocab_size: int | None = None,
     residual_fn: Callable[..., torch.Tensor] = residual_distribution,
-    check_cache: bool = False,
+    check_cache_invariant: bool = False,
 ):
-    """Generate up to max_new_tokens new tokens from `target`, drafting k at a time with `draft`.
+    """Generate up to max_new_tokens new tokens from `target`, drafting up to k at a time with `draft`.
 
+    `draft` is a model or a Drafter (`NgramDrafter()`, `HybridDrafter(model)`); `policy` ("fixed",
+    "confidence", "heuristic", "adaptive" or a DraftPolicy) chooses how many of the k to draft each step.
     Returns the new tokens (1-D int64 tensor); with record=True, (tokens, GenerationTrace).
     The output is distributed exactly as target sampling with the same temperature/top-k/top-p, and
-    at temperature 0 equals greedy decoding of the target token for token.
+    at temperature 0 equals greedy decoding of the target token for token, for every drafter and policy.
     """
+    # Arguments are checked before any model work.
     input_ids = _check_inputs(input_ids, max_new_tokens, k)
     config = SamplingConfig(temperature, top_k, top_p)
+    policy = make_policy(policy, k)
+    drafter = as_drafter(draft)
     device = input_ids.device
     eos = _eos_set(eos_token_id)
-    V = _vocab_size_for(target, draft, vocab_size)
-    target_lm, draft_lm = CachedLM(target, V), CachedLM(draft, V)
+    V = vocab_size if vocab_size is not None else shared_vocab_size(target, drafter.model)
+    target_lm = CachedLM(target, V)
+    drafter.start(V)
 
     n_prompt = input_ids.shape[1]
     # One buffer for the whole sequence; n = tokens so far. Drafts are written after position n.
-    seq = torch.empty(1, n_prompt + max_new_tokens + k + 1, dtype=torch.int64, device=device)
+    seq = torch.empty(1, n_prompt + max_new_tokens + max(k, policy.k) + 1, dtype=torch.int64, device=device)
     seq[:, :n_prompt] = input_ids
     n = n_prompt
-    trace = GenerationTrace(k=k, sampling=asdict(config), prompt_length=n_prompt) if record else None
-    q_draft = torch.empty(k, V, dtype=torch.float32, device=device)
+    trace = GenerationTrace(k=policy.k, sampling=asdict(config), prompt_length=n_prompt, policy=policy.name,
+                            drafter=drafter.name) if record else None
+    timer = StepTimer(device, record or policy.needs_timing)
 
     while n - n_prompt < max_new_tokens:
-        # Never draft past max_new_tokens: a step emits at most k_step + 1 tokens.
-        k_step = min(k, max_new_tokens - (n - n_prompt) - 1)
-        if record:
-            _sync(device)
-            t0 = time.perf_counter()
-        # 1. Draft k_step tokens autoregressively; q_draft[i] is what draft token i was drawn from.
-        for i in range(k_step):
-            logits = draft_lm.logits(seq[:, : n + i], 1)  # (1, V)
-            q_draft[i] = probs_from_logits(logits[0], config)
-            seq[0, n + i] = sample(q_draft[i], generator)
-        if record:
-            _sync(device)
-            t1 = time.perf_counter()
+        # Not in Algorithm 1: never draft past max_new_tokens (a step emits at most k_step + 1 tokens).
+        budget = min(policy.budget(), max_new_tokens - (n - n_prompt) - 1)
+        timer.start()
+        # 1. Draft up to `budget` tokens; the policy may stop earlier, deciding before the target runs.
+        proposal = drafter.propose(seq, n, budget, config, generator, policy)
+        k_step = proposal.n
+        draft_seconds = timer.lap()
         # 2. One target pass scores the last real token and all drafts: p_target (k_step + 1, V).
         p_target = probs_from_logits(target_lm.logits(seq[:, : n + k_step], k_step + 1), config)
         draft_tokens = seq[0, n : n + k_step].clone()  # seq is overwritten with the emitted tokens below
         # 3. Accept a prefix, then resample or take a bonus token (Algorithm 1).
-        result = verify_draft(draft_tokens, q_draft[:k_step], p_target, generator, residual_fn=residual_fn)
+        result = verify_draft(draft_tokens, proposal.q_draft, p_target, generator, residual_fn=residual_fn)
+        # Not in Algorithm 1: stop at an end-of-sequence token, even inside the accepted prefix.
         emitted, hit_eos = _cut_at_eos(result.tokens.tolist(), eos)
         seq[0, n : n + len(emitted)] = result.tokens[: len(emitted)]
         n_new = n + len(emitted)
-        # 4. Roll both caches back to the accepted sequence (everything but its last token is valid).
+        # 4. Roll back the caches to the accepted sequence (everything but its last token is valid).
         target_lm.rollback(n_new - 1)
-        draft_lm.rollback(n_new - 1)
-        if check_cache:
-            assert_cache_invariant(target_lm, seq, n_new)
-            assert_cache_invariant(draft_lm, seq, n_new)
+        drafter.rollback(n_new - 1)
+        if check_cache_invariant:
+            assert_cache_invariant(target_lm, n_new)
+            if getattr(drafter, "lm", None) is not None:
+                assert_cache_invariant(drafter.lm, n_new)
+        verify_seconds = timer.lap()
+        # 5. The policy learns from the outcome (it never sees p before deciding: the rule stays exact).
+        policy.observe(StepOutcome(proposal.source, k_step, result.n_accepted, proposal.confidences,
+                                   draft_seconds, verify_seconds, first=n == n_prompt))
         if record:
-            _sync(device)
-            t2 = time.perf_counter()
-            trace.steps.append(_record_step(len(trace.steps), n - n_prompt, draft_tokens, q_draft[:k_step],
-                                            p_target, result, emitted, record_top, t1 - t0, t2 - t1))
+            trace.steps.append(_record_step(len(trace.steps), n - n_prompt, draft_tokens, proposal, budget,
+                                            p_target, result, emitted, record_top, draft_seconds, verify_seconds))
         n = n_new
         if hit_eos:
             break
@@ -257,7 +293,7 @@ def speculative_generate(
     return (tokens, trace) if record else tokens
 
 
-def assert_cache_invariant(lm: CachedLM, seq: torch.Tensor, n: int) -> None:
+def assert_cache_invariant(lm: CachedLM, n: int) -> None:
     """After a step: the cache never holds a position >= n - 1 (no rejected or future token)."""
     if lm.cached > n - 1:
         raise AssertionError(f"cache holds {lm.cached} positions but only {n - 1} tokens are final")
@@ -266,7 +302,8 @@ def assert_cache_invariant(lm: CachedLM, seq: torch.Tensor, n: int) -> None:
             raise AssertionError(f"layer cache length {layer.keys.shape[-2]} != {lm.cached}")
 
 
-def _record_step(index, position, draft_tokens, q_draft, p_target, result, emitted, n_top, t_draft, t_verify):
+def _record_step(index, position, draft_tokens, proposal, budget, p_target, result, emitted, n_top, t_draft,
+                 t_verify) -> StepRecord:
     k = draft_tokens.shape[0]
     fates = [bool(a) and i < result.n_accepted for i, a in enumerate(result.accepted.tolist())]
     return StepRecord(
@@ -284,10 +321,12 @@ def _record_step(index, position, draft_tokens, q_draft, p_target, result, emitt
         bonus_token=result.bonus_token,
         emitted=emitted,
         top_p=[_top(p_target[i], n_top) for i in range(k + 1)],
-        top_q=[_top(q_draft[i], n_top) for i in range(k)],
+        top_q=[_top(proposal.q_draft[i], n_top) for i in range(k)],
         top_residual=_top(result.residual, n_top) if result.residual is not None else None,
         draft_seconds=t_draft,
         verify_seconds=t_verify,
+        source=proposal.source,
+        budget=budget,
     )
 
 

@@ -1,4 +1,7 @@
-"""Exact distributions, for the exactness tests and the Exactness page.
+"""Exact distributions, for the exactness tests and the Exactness page, and the objects they share.
+
+One home for what the tests and the build's exactness stage both use: the tiny random models
+(`make_tiny_lm`), the wrong residual (`naive_residual`) and the counterexample p, q (`COUNTEREXAMPLE_P/Q`).
 
 `first_token_distribution` enumerates verify_draft's branches exactly: for each draft token x, the
 acceptance probability verify_draft reports, the accept branch (replayed draw r = 0) and the reject
@@ -11,6 +14,39 @@ from __future__ import annotations
 import torch
 
 from .verify import acceptance_probability, residual_distribution, verify_draft
+
+# The math page's counterexample, eq. (9): p = (0.4, 0.3, 0.3), q = (0.6, 0.1, 0.3), k = 1. The second
+# row of p is the (unused) distribution after the draft, which the bonus token would come from.
+COUNTEREXAMPLE_P = ((0.4, 0.3, 0.3), (1 / 3, 1 / 3, 1 / 3))
+COUNTEREXAMPLE_Q = ((0.6, 0.1, 0.3),)
+
+
+def counterexample() -> tuple[torch.Tensor, torch.Tensor]:
+    """(p_target (2, 3), q_draft (1, 3)) float64 tensors of the counterexample."""
+    return (torch.tensor(COUNTEREXAMPLE_P, dtype=torch.float64), torch.tensor(COUNTEREXAMPLE_Q, dtype=torch.float64))
+
+
+def make_tiny_lm(seed: int, vocab_size: int = 12, init_scale: float = 0.6, layers: int = 2):
+    """A random Llama-style causal LM small enough to enumerate every sequence.
+
+    A large init range makes the next-token distributions peaked and different between seeds, so a wrong
+    verification rule shows up in the statistics. The seed is used for construction only; decoding takes
+    explicit generators.
+    """
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(
+        vocab_size=vocab_size, hidden_size=16, intermediate_size=32, num_hidden_layers=layers,
+        num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=64,
+        initializer_range=init_scale, tie_word_embeddings=False,
+        bos_token_id=0, eos_token_id=1, pad_token_id=None,
+    )
+    state = torch.random.get_rng_state()
+    torch.manual_seed(seed)
+    try:
+        return LlamaForCausalLM(config).eval()
+    finally:
+        torch.random.set_rng_state(state)  # leave the global RNG as it was
 
 
 def naive_residual(p_row: torch.Tensor, q_row: torch.Tensor, draft_token) -> torch.Tensor:
@@ -58,7 +94,7 @@ def sequence_distribution(model, prompt: torch.Tensor, n_new: int, config) -> di
 
     vocab = model.config.vocab_size
     probs = {(): 1.0}
-    for length in range(n_new):
+    for _ in range(n_new):
         prefixes = list(probs)
         batch = torch.stack([torch.cat([prompt, torch.tensor(c, dtype=torch.int64)]) for c in prefixes])
         step = probs_from_logits(model(input_ids=batch).logits[:, -1], config).double()

@@ -26,6 +26,8 @@ from pathlib import Path
 
 import torch
 
+from .fileio import sha256_file
+
 
 @dataclass(frozen=True)
 class PyPISource:
@@ -84,14 +86,6 @@ def cache_dir() -> Path:
     return Path(os.environ.get("SPECDEC_CACHE") or Path.home() / ".cache" / "specdec")
 
 
-def sha256_file(path: Path, chunk: int = 1 << 24) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 # ---------------------------------------------------------------- PyPI chunk packages -> GGUF
 
 
@@ -143,7 +137,7 @@ def write_manifest(folder: Path, meta: dict) -> None:
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=1))
 
 
-def check_cache(folder: Path, full: bool | None = None) -> str | None:
+def find_conversion_problem(folder: Path, full: bool | None = None) -> str | None:
     """None if the converted folder is complete and intact, else the reason it is not.
 
     A file whose size and modification time match the manifest is trusted; any other file is hashed
@@ -208,7 +202,7 @@ def convert_pypi_source(source: PyPISource, folder: Path) -> None:
 def converted_folder(source: PyPISource) -> Path:
     """The cached float32 conversion of a PyPI source, (re)built if missing, partial or corrupt."""
     folder = cache_dir() / "converted" / f"{source.name}-{source.gguf_sha256[:12]}"
-    problem = check_cache(folder) if folder.exists() else "not converted yet"
+    problem = find_conversion_problem(folder) if folder.exists() else "not converted yet"
     if problem is not None:
         if folder.exists():
             print(f"[specdec] cache at {folder} is unusable ({problem}); rebuilding it", flush=True)

@@ -8,8 +8,8 @@ p = target, q = draft. The numbered steps below are the ones the math page refer
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 

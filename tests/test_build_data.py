@@ -1,7 +1,8 @@
-"""The build script: schema of the committed artifacts, bad arguments, atomic writes, and --quick end to end."""
+"""The build: schema of the committed artifacts, bad arguments, atomic writes, the figure contract, --quick end to end."""
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,10 +13,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "build_data.py"
 SCHEMA = json.loads((ROOT / "docs" / "data" / "schema.json").read_text())
-STAGES = ["traces", "benchmark", "exactness"]
+STAGES = ["traces", "benchmark", "policies", "exactness"]
 
-sys.path.insert(0, str(ROOT / "scripts"))
-import build_data  # noqa: E402
+from specdec.fileio import write_json_atomic  # noqa: E402
+from specdec_site import contract  # noqa: E402
 
 
 def validate(data, stage):
@@ -72,20 +73,45 @@ def test_unknown_model_fails_cleanly_and_leaves_artifacts_alone(tmp_path):
 
 def test_atomic_write_never_leaves_a_half_written_file(tmp_path):
     path = tmp_path / "a.json"
-    build_data.write_json_atomic(path, {"x": 1})
+    write_json_atomic(path, {"x": 1})
     with pytest.raises(ValueError):
-        build_data.write_json_atomic(path, {"x": float("nan")})  # not valid JSON: refused
+        write_json_atomic(path, {"x": float("nan")})  # not valid JSON: refused
     assert json.loads(path.read_text()) == {"x": 1}
     assert [p.name for p in tmp_path.iterdir()] == ["a.json"]
 
 
-def test_leviathan_formulas():
-    assert build_data.expected_tokens_per_pass(0.0, 4) == 1.0
-    assert build_data.expected_tokens_per_pass(1.0, 4) == 5.0
-    assert build_data.expected_tokens_per_pass(0.5, 2) == pytest.approx(1.75)
-    # Thm 3.8 with c = 0: the speedup is the expected tokens per pass
-    assert build_data.leviathan_speedup(0.8, 4, 0.0) == pytest.approx((1 - 0.8**5) / 0.2)
-    assert build_data.leviathan_speedup(0.8, 4, 0.1) == pytest.approx((1 - 0.8**5) / (0.2 * 1.4))
+@pytest.mark.parametrize("name", sorted(p.stem for p in (ROOT / "docs" / "figures").glob("*.json")))
+def test_committed_figure_files_keep_the_contract(name):
+    contract.check(name, json.loads((ROOT / "docs" / "figures" / f"{name}.json").read_text()))
+
+
+def test_contract_rejects_broken_files():
+    with pytest.raises(ValueError, match="lacks"):
+        contract.check("speedup_vs_k", {"sources": {"a": "b"}, "plotly_version": "7"})
+    with pytest.raises(ValueError, match="no data"):
+        contract.check("x", {"sources": {"a": "b"}, "plotly_version": "7", "title": "t", "figure": {"data": []}})
+    with pytest.raises(ValueError, match="not a string or a number"):
+        contract.check("values", {"sources": {"a": "b"}, "plotly_version": "7", "values": {"x": [1]}})
+
+
+def test_every_page_marker_names_a_known_figure_or_value():
+    from specdec_site.figures import FIGURES
+    from specdec_site.values import VALUES
+
+    text = "".join(p.read_text() for p in (ROOT / "docs").glob("*.md"))
+    figs = set(re.findall(r"\[\[fig:([a-z_0-9]+)\]\]", text))
+    vals = set(re.findall(r"\[\[val:([a-z_0-9]+)\]\]", text))
+    assert figs and figs <= set(FIGURES), figs - set(FIGURES)
+    assert vals and vals <= set(VALUES), vals - set(VALUES)
+    assert set(VALUES) <= vals, f"values no page quotes: {sorted(set(VALUES) - vals)}"
+
+
+def test_no_build_module_imports_torch_at_import_time():
+    """The figure half runs with the site's requirements only (the Pages workflow has no torch)."""
+    code = ("import sys; import specdec_site.site_files, specdec_site.contract, specdec.theory, specdec.fileio; "
+            "assert 'torch' not in sys.modules, 'torch was imported'")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
 
 
 @pytest.mark.real
@@ -111,7 +137,7 @@ def test_quick_run_end_to_end_is_valid_and_resumable(tmp_path):
     # Same seed, same traces (timings aside).
     before = {s: (tmp_path / f"{s}.json").stat().st_mtime_ns for s in STAGES}
     second = run("--quick", "--out", str(tmp_path), "--device", "cpu")
-    assert second.returncode == 0 and second.stdout.count("up to date") == 4
+    assert second.returncode == 0 and second.stdout.count("up to date") == 5, second.stdout
     assert before == {s: (tmp_path / f"{s}.json").stat().st_mtime_ns for s in STAGES}
     again = run("--quick", "--out", str(tmp_path / "again"), "--device", "cpu", "--stages", "traces", timeout=600)
     assert again.returncode == 0, again.stderr[-3000:]
@@ -121,3 +147,32 @@ def test_quick_run_end_to_end_is_valid_and_resumable(tmp_path):
         steps = [{k: v for k, v in s.items() if not k.endswith("_seconds")} for s in run_["trace"]["steps"]]
         return run_["tokens"], steps
     assert [strip(r) for r in replay["runs"]] == [strip(r) for r in traces["runs"]]
+
+
+def test_build_config_is_typed_and_overrides_make_new_objects():
+    from specdec_site.config import FULL, QUICK, build_config
+
+    cfg = build_config(False, k=6, temperature=0.9)
+    assert (cfg.trace_k, cfg.set_k, cfg.modes["sampled"]["temperature"]) == (6, 6, 0.9)
+    assert (FULL.trace_k, FULL.modes["sampled"]["temperature"]) == (4, 0.7), "the defaults must not change"
+    assert QUICK.quick and not FULL.quick
+
+
+def test_step_fates_are_computed_once_for_the_visualizer():
+    from specdec_site.site_files import step_fates
+
+    rejected = {"k": 3, "n_accepted": 1, "emitted": [5, 6], "bonus_token": None}
+    assert step_fates(rejected) == {"fates": ["accepted", "rejected", "not evaluated"], "extra_fate": "resampled"}
+    bonus = {"k": 2, "n_accepted": 2, "emitted": [5, 6, 7], "bonus_token": 7}
+    assert step_fates(bonus) == {"fates": ["accepted", "accepted"], "extra_fate": "bonus"}
+    eos_cut = {"k": 2, "n_accepted": 2, "emitted": [1], "bonus_token": 7}
+    assert step_fates(eos_cut)["extra_fate"] is None
+
+
+def test_committed_policy_runs_all_reproduce_target_greedy_output():
+    data = json.loads((ROOT / "docs" / "data" / "cpu" / "policies.json").read_text())
+    for domain in data["domains"].values():
+        for row in domain["rows"]:
+            for name, variant in row["variants"].items():
+                if name != "hf_default":  # Hugging Face's output is reported, ours is asserted
+                    assert variant["same_output"], (row["prompt"], name)

@@ -3,9 +3,9 @@
 import pytest
 import torch
 
-from conftest import make_tiny_lm
 from specdec import SamplingConfig, autoregressive_generate, probs_from_logits, speculative_generate
 from specdec.decoding import CachedLM
+from specdec.exact import make_tiny_lm
 
 PROMPTS = [torch.tensor(p) for p in ([0, 3], [0, 5, 2, 7], [0], [0, 9, 9, 9, 4, 2])]
 
@@ -29,7 +29,7 @@ def close_pair():
 def greedy_pair(target, draft, prompt, k, n=24, **kw):
     gen = torch.Generator().manual_seed(0)
     spec, trace = speculative_generate(target, draft, prompt, max_new_tokens=n, k=k, temperature=0,
-                                       generator=gen, record=True, check_cache=True, **kw)
+                                       generator=gen, record=True, check_cache_invariant=True, **kw)
     ar = autoregressive_generate(target, prompt, max_new_tokens=n, temperature=0, generator=gen, **kw)
     return spec, ar, trace
 
@@ -221,7 +221,7 @@ def test_probs_from_logits_rules():
 
 
 def test_packed_linear_matches_nn_linear():
-    from specdec.fast import PackedLinear, pack_linear_layers
+    from specdec.kernels import PackedLinear, pack_linear_layers
 
     gen = torch.Generator().manual_seed(0)
     for bias in (True, False):

@@ -8,16 +8,9 @@ For the correct rule this equals p(y) for every (p, q); for the naive residual i
 import pytest
 import torch
 
-from specdec import acceptance_probability, verify_draft
-from specdec.exact import first_token_distribution
-
-
-
-def wrong_residual(p_row, q_row, draft_token):
-    """The seed's bug, test-only: norm(max(0, p - alpha q)), alpha = min(1, p/q) of the rejected token."""
-    alpha = acceptance_probability(p_row[draft_token], q_row[draft_token])
-    residual = (p_row - alpha * q_row).clamp_min(0.0)
-    return residual / residual.sum()
+from specdec import verify_draft
+from specdec.exact import counterexample, first_token_distribution
+from specdec.exact import naive_residual as wrong_residual
 
 
 def random_dist(gen, V, sparse):
@@ -46,8 +39,7 @@ def test_exact_first_token_distribution_equals_target_for_1200_pairs():
 
 
 def test_exact_check_fails_for_the_wrong_residual():
-    p = torch.tensor([[0.4, 0.3, 0.3], [1 / 3, 1 / 3, 1 / 3]], dtype=torch.float64)
-    q = torch.tensor([[0.6, 0.1, 0.3]], dtype=torch.float64)
+    p, q = counterexample()
     correct = first_token_distribution(p, q)
     wrong = first_token_distribution(p, q, wrong_residual)
     assert torch.allclose(correct, p[0], atol=1e-12)

@@ -7,8 +7,8 @@ import textwrap
 import pytest
 import torch
 
-from conftest import make_tiny_lm
 from specdec import ModelLoadError, TokenizerMismatchError, check_same_tokenizer, load_model, models
+from specdec.exact import make_tiny_lm
 
 
 def save_tiny(folder, seed, words):
@@ -105,25 +105,25 @@ def make_cache(folder):
 def test_cache_check_detects_partial_and_corrupt_conversions(tmp_path):
     folder = tmp_path / "c"
     make_cache(folder)
-    assert models.check_cache(folder) is None
-    assert models.check_cache(folder, full=True) is None
+    assert models.find_conversion_problem(folder) is None
+    assert models.find_conversion_problem(folder, full=True) is None
     # a flipped byte (the file's mtime changes, so it is re-hashed)
     data = bytearray((folder / "model.safetensors").read_bytes())
     data[100] ^= 0xFF
     (folder / "model.safetensors").write_bytes(bytes(data))
-    assert "sha256" in models.check_cache(folder)
+    assert "sha256" in models.find_conversion_problem(folder)
     # a truncated file
     (folder / "model.safetensors").write_bytes(bytes(data[:100]))
-    assert "bytes" in models.check_cache(folder)
+    assert "bytes" in models.find_conversion_problem(folder)
     # a missing file
     (folder / "model.safetensors").unlink()
-    assert "missing" in models.check_cache(folder)
+    assert "missing" in models.find_conversion_problem(folder)
     # no manifest: the conversion never finished
     (folder / models.MANIFEST).unlink()
-    assert "never finished" in models.check_cache(folder)
+    assert "never finished" in models.find_conversion_problem(folder)
     # an unreadable manifest
     (folder / models.MANIFEST).write_text("{not json")
-    assert "unreadable" in models.check_cache(folder)
+    assert "unreadable" in models.find_conversion_problem(folder)
 
 
 def test_corrupt_cache_is_rebuilt_not_used(tmp_path, monkeypatch):
@@ -143,7 +143,7 @@ def test_corrupt_cache_is_rebuilt_not_used(tmp_path, monkeypatch):
     monkeypatch.setattr(models, "convert_pypi_source", fake_convert)
     assert models.converted_folder(source) == folder
     assert calls == [folder]
-    assert models.check_cache(folder) is None
+    assert models.find_conversion_problem(folder) is None
     # an intact cache is used as it is
     assert models.converted_folder(source) == folder
     assert calls == [folder]

@@ -9,8 +9,19 @@ import os
 import pytest
 import torch
 
-from specdec import (DEFAULT_DRAFT, DEFAULT_TARGET, autoregressive_generate, load_pair, pack_linear_layers,
-                     quantize_draft, speculative_generate)
+from specdec import (
+    DEFAULT_DRAFT,
+    DEFAULT_TARGET,
+    POLICIES,
+    HybridDrafter,
+    NgramDrafter,
+    autoregressive_generate,
+    load_pair,
+    pack_linear_layers,
+    quantize_draft,
+    speculative_generate,
+)
+from specdec_site.prompts import prompt_text
 
 pytestmark = [
     pytest.mark.real,
@@ -18,11 +29,10 @@ pytestmark = [
 ]
 
 PROMPTS = {
-    "code-completion": "def is_prime(n: int) -> bool:\n    \"\"\"Return True if n is a prime number.\"\"\"\n",
-    "code-chat": None,  # chat template, filled in below
-    "prose": "The old lighthouse keeper climbed the stairs one last time. Outside, the storm",
+    "code-completion": {"kind": "completion", "text": "def is_prime(n: int) -> bool:\n    \"\"\"Return True if n is a prime number.\"\"\"\n"},
+    "code-chat": {"kind": "chat", "text": "Write a Python function that reverses a string."},
+    "prose": {"kind": "completion", "text": "The old lighthouse keeper climbed the stairs one last time. Outside, the storm"},
 }
-CHAT = "Write a Python function that reverses a string."
 NEW_TOKENS = 14
 
 
@@ -35,12 +45,7 @@ def pair():
 
 
 def encode(tokenizer, name):
-    if PROMPTS[name] is None:
-        text = tokenizer.apply_chat_template([{"role": "user", "content": CHAT}], tokenize=False,
-                                             add_generation_prompt=True)
-    else:
-        text = PROMPTS[name]
-    return tokenizer(text, return_tensors="pt").input_ids[0]
+    return tokenizer(prompt_text(tokenizer, PROMPTS[name]), return_tensors="pt").input_ids[0]
 
 
 @pytest.fixture(scope="module")
@@ -64,19 +69,41 @@ def test_greedy_speculative_equals_greedy_target(pair, greedy_reference, name, k
     target, draft = pair
     ids = encode(target.tokenizer, name)
     out, trace = speculative_generate(target.model, draft.model, ids, max_new_tokens=NEW_TOKENS, k=k, temperature=0,
-                                      generator=torch.Generator(), record=True, check_cache=True)
+                                      generator=torch.Generator(), record=True, check_cache_invariant=True)
     assert out.tolist() == greedy_reference[name], (
         f"{name}, k={k}: {target.tokenizer.decode(out)!r} != {target.tokenizer.decode(greedy_reference[name])!r}")
     assert trace.n_emitted == NEW_TOKENS
 
 
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("drafter", ["int8", "ngram", "hybrid"])
+def test_greedy_equality_for_every_policy_and_drafter(pair, greedy_reference, policy, drafter):
+    target, draft = pair
+    int8 = _int8(draft)
+    make = {"int8": lambda: int8, "ngram": NgramDrafter, "hybrid": lambda: HybridDrafter(int8)}[drafter]
+    ids = encode(target.tokenizer, "code-chat")
+    out, trace = speculative_generate(target.model, make(), ids, max_new_tokens=NEW_TOKENS, k=16 if policy == "adaptive" else 4,
+                                      temperature=0, generator=torch.Generator(), policy=policy, record=True,
+                                      check_cache_invariant=True)
+    assert out.tolist() == greedy_reference["code-chat"], (policy, drafter)
+    assert trace.policy == policy
+
+
+_INT8 = {}
+
+
+def _int8(draft):
+    if "model" not in _INT8:
+        _INT8["model"] = quantize_draft(draft.model)
+    return _INT8["model"]
+
+
 def test_greedy_equality_with_int8_draft(pair, greedy_reference):
     """The quantized draft proposes different tokens; the output must still be the target's."""
     target, draft = pair
-    fast = quantize_draft(draft.model)
     ids = encode(target.tokenizer, "code-completion")
-    out = speculative_generate(target.model, fast, ids, max_new_tokens=NEW_TOKENS, k=4, temperature=0,
-                               generator=torch.Generator(), check_cache=True)
+    out = speculative_generate(target.model, _int8(draft), ids, max_new_tokens=NEW_TOKENS, k=4, temperature=0,
+                               generator=torch.Generator(), check_cache_invariant=True)
     assert out.tolist() == greedy_reference["code-completion"]
 
 
@@ -87,7 +114,7 @@ def test_greedy_equality_with_unpacked_kernels(pair):
     reference = autoregressive_generate(draft.model, ids, max_new_tokens=NEW_TOKENS, temperature=0,
                                         generator=torch.Generator())
     out = speculative_generate(draft.model, quantize_draft(draft.model), ids, max_new_tokens=NEW_TOKENS, k=4,
-                               temperature=0, generator=torch.Generator(), check_cache=True)
+                               temperature=0, generator=torch.Generator(), check_cache_invariant=True)
     assert out.tolist() == reference.tolist()
 
 

@@ -8,73 +8,19 @@ to test-artifacts/screenshots/ (not committed).
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import os
 import shutil
 import subprocess
 import sys
-import threading
-from pathlib import Path
 
 import pytest
+from browser import ROOT, SHOTS, build_site, needs_chromium, open_page, serve
 
-ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = os.environ.get("SPECDEC_CHROMIUM", "/usr/bin/chromium")
-SHOTS = ROOT / "test-artifacts" / "screenshots"
-PAGES = ["", "visualizer/", "benchmark/", "math/", "exactness/", "notebooks/walkthrough/", "reproduce/", "source/"]
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--disable-quic"]
+PAGES = ["", "visualizer/", "playground/", "benchmark/", "math/", "exactness/", "notebooks/walkthrough/", "reproduce/",
+         "source/"]
 
-pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM} (apt-get install chromium)")
-
-
-def build_site(root: Path, dest: Path) -> None:
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(root / "mkdocs.yml"),
-                             "-d", str(dest)], capture_output=True, text=True, cwd=root, env=env)
-    assert result.returncode == 0, result.stderr[-4000:]
-
-
-class Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-def serve(folder: Path):
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}/"
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    dest = tmp_path_factory.mktemp("site")
-    build_site(ROOT, dest)
-    server, url = serve(dest)
-    yield url
-    server.shutdown()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
-def open_page(browser, url):
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    log = {"errors": [], "requests": []}
-    page.on("console", lambda m: log["errors"].append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: log["errors"].append(str(e)))
-    page.on("request", lambda r: log["requests"].append(r.url))
-    page.goto(url, wait_until="networkidle")
-    return page, log
+pytestmark = needs_chromium
 
 
 def markers(name: str) -> int:
@@ -183,19 +129,17 @@ def test_hostile_token_strings_are_escaped(tmp_path, browser):
     """Token text is untrusted: feed <script>/<img onerror> tokens through the visualizer."""
     work = tmp_path / "repo"
     shutil.copytree(ROOT / "docs", work / "docs", ignore=shutil.ignore_patterns("figures"))
-    shutil.copytree(ROOT / "scripts", work / "scripts")
-    shutil.copytree(ROOT / "specdec", work / "specdec")
     shutil.copy(ROOT / "mkdocs.yml", work / "mkdocs.yml")
     traces_path = work / "docs" / "data" / "cpu" / "traces.json"
     traces = json.loads(traces_path.read_text())
-    for run in traces["runs"]:  # every run: whichever the visualizer opens on shows them
-        step = run["trace"]["steps"][0]
-        evil_ids = [step["draft_tokens"][0], *step["top_p"][0]["ids"][:3]]
-        for i, token in zip(evil_ids, HOSTILE):
-            run["vocab"][str(i)] = token
+    for run in traces["runs"]:  # every token of every run: whatever a page opens on shows them
+        for n, key in enumerate(sorted(run["vocab"])):
+            run["vocab"][key] = HOSTILE[n % len(HOSTILE)]
         run["prompt"]["text"] = HOSTILE[1]
     traces_path.write_text(json.dumps(traces))
-    result = subprocess.run([sys.executable, str(work / "scripts" / "build_figures.py")], capture_output=True, text=True)
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_figures.py"), "--data",
+                             str(work / "docs" / "data" / "cpu"), "--out", str(work / "docs" / "figures")],
+                            capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     build_site(work, tmp_path / "site")
     server, url = serve(tmp_path / "site")
@@ -214,6 +158,17 @@ def test_hostile_token_strings_are_escaped(tmp_path, browser):
         SHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SHOTS / "visualizer_hostile.png"), full_page=True)
         page.close()
+        # The Playground shows recorded token text too: its real-position preset and the race.
+        page, log = open_page(browser, url + "playground/")
+        page.wait_for_selector("#pg-rule-chart .main-svg")
+        page.select_option("#pg-preset", "3")
+        page.select_option("#pg-race-speed", "4")
+        page.click("#pg-race-play")
+        page.wait_for_timeout(1500)
+        assert page.evaluate("() => window.__xss") is None
+        assert page.locator(".pg-panel img, .pg-panel script").count() == 0
+        assert log["errors"] == []
+        page.close()
     finally:
         server.shutdown()
 
@@ -222,7 +177,6 @@ def test_missing_or_stale_figure_fails_the_build(tmp_path):
     work = tmp_path / "repo"
     shutil.copytree(ROOT / "docs", work / "docs")
     shutil.copy(ROOT / "mkdocs.yml", work / "mkdocs.yml")
-    shutil.copytree(ROOT / "specdec", work / "specdec")
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
 
     def build():

@@ -9,10 +9,9 @@ deterministic; the wrong residual must fail the same test, which shows the test 
 import pytest
 import torch
 
-from conftest import make_tiny_lm
 from specdec import SamplingConfig, speculative_generate
-from specdec.exact import chi_square_test, sequence_distribution
-from test_exact_enumeration import wrong_residual
+from specdec.exact import chi_square_test, make_tiny_lm, sequence_distribution
+from specdec.exact import naive_residual as wrong_residual
 
 VOCAB = 8
 NEW = 3

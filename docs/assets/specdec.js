@@ -67,15 +67,36 @@
     return x === null || x === undefined ? "–" : Number(x).toFixed(3);
   }
 
-  function Visualizer(root, runs) {
+  // Fates and colours come from visualizer.json (computed once, in specdec_site.site_files / figures.PALETTE).
+  function Visualizer(root, data) {
     this.root = root;
-    this.runs = runs;
+    this.runs = data.runs;
+    this.palette = data.palette;
+    this.chartLayout = data.layout;
+    const runs = this.runs;
     // Start on a sampled run: its p and q are real distributions (greedy ones are one-hot).
     this.run = runs.find(function (r) { return r.mode === "sampled"; }) || runs[0];
     this.step = 0;
     this.pos = 0;
     this.build();
   }
+
+  // A token axis: positions as x (equal labels never merge), short horizontal tick labels with visible
+  // whitespace, the full token text on hover. Labels are entity-escaped (Plotly reads a subset of HTML).
+  Visualizer.prototype.tokenAxis = function (ids, marked) {
+    const self = this;
+    const full = ids.map(function (id) { return visible(self.tok(id)); });
+    const short = full.map(function (t, i) {
+      const cut = t.length > 8 ? t.slice(0, 7) + "\u2026" : t;
+      return esc(cut) + (ids[i] === marked ? " \u25c0" : "");
+    });
+    const x = ids.map(function (_, i) { return i; });
+    return { x: x, hover: full.map(esc), layout: { tickmode: "array", tickvals: x, ticktext: short, tickangle: 0, automargin: true } };
+  };
+
+  Visualizer.prototype.runKey = function (r) {
+    return r.prompt.id + "|" + r.policy;
+  };
 
   Visualizer.prototype.tok = function (id) {
     const t = this.run.vocab[String(id)];
@@ -86,14 +107,19 @@
     const self = this;
     const root = this.root;
     root.textContent = "";
+    ["accepted", "rejected", "resampled", "bonus"].forEach(function (fate) {
+      root.style.setProperty("--sv-" + fate, self.palette[fate]);
+    });
     const controls = el("div", { class: "sv-controls" });
     // prompt and mode selectors
     const promptSel = el("select", { "aria-label": "Prompt", id: "sv-prompt" });
     const seen = {};
     this.runs.forEach(function (r) {
-      if (seen[r.prompt.id]) return;
-      seen[r.prompt.id] = true;
-      promptSel.appendChild(el("option", { value: r.prompt.id }, r.domain + ": " + r.prompt.id));
+      const key = self.runKey(r);
+      if (seen[key]) return;
+      seen[key] = true;
+      const policy = r.policy === "fixed" ? "k = " + r.trace.k : r.policy + " policy, k ≤ " + r.trace.k;
+      promptSel.appendChild(el("option", { value: key }, r.domain + ": " + r.prompt.id + " (" + policy + ")"));
     });
     const modeSel = el("select", { "aria-label": "Sampling mode", id: "sv-mode" });
     ["greedy", "sampled"].forEach(function (m) { modeSel.appendChild(el("option", { value: m }, m)); });
@@ -101,8 +127,14 @@
     const next = el("button", { type: "button", class: "md-button", id: "sv-next", "aria-label": "Next step" }, "next \u25b6");
     const slider = el("input", { type: "range", min: "0", value: "0", id: "sv-slider", "aria-label": "Step" });
     const label = el("span", { class: "sv-step-label", "aria-live": "polite" });
-    controls.append(el("label", {}, "Prompt "), promptSel, el("label", {}, " Mode "), modeSel, prev, slider, next, label);
+    const nav = el("div", { class: "sv-nav" });
+    nav.append(prev, slider, next);
+    const promptLabel = el("label", { for: "sv-prompt" }, "Prompt ");
+    const modeLabel = el("label", { for: "sv-mode" }, " Mode ");
+    controls.append(promptLabel, promptSel, modeLabel, modeSel);
     root.appendChild(controls);
+    root.appendChild(nav);
+    root.appendChild(label);
     root.appendChild(el("p", { class: "sv-prompt-text" }));
     const legend = el("div", { class: "sv-legend" });
     [["accepted", "accepted draft"], ["rejected", "rejected draft"], ["resampled", "resampled from residual"],
@@ -118,7 +150,7 @@
     root.appendChild(el("div", { class: "sv-chart", id: "sv-chart-residual" }));
 
     function pick() {
-      const found = self.runs.find(function (r) { return r.prompt.id === promptSel.value && r.mode === modeSel.value; });
+      const found = self.runs.find(function (r) { return self.runKey(r) === promptSel.value && r.mode === modeSel.value; });
       if (found) { self.run = found; self.step = 0; self.pos = 0; self.renderRun(); }
     }
     promptSel.addEventListener("change", pick);
@@ -144,7 +176,7 @@
   Visualizer.prototype.renderRun = function () {
     const self = this;
     const run = this.run;
-    this.root.querySelector("#sv-prompt").value = run.prompt.id;
+    this.root.querySelector("#sv-prompt").value = this.runKey(run);
     this.root.querySelector("#sv-mode").value = run.mode;
     this.root.querySelector("#sv-slider").max = String(run.trace.steps.length - 1);
     this.root.querySelector(".sv-prompt-text").textContent = "Prompt: " + run.prompt.text;
@@ -153,13 +185,10 @@
     run.trace.steps.forEach(function (s, i) {
       const group = el("span", { class: "sv-step", role: "listitem", "data-step": String(i) });
       s.draft_tokens.forEach(function (t, j) {
-        if (j >= s.n_accepted + 1) return;  // drafts after the first rejection were never evaluated
-        const fate = j < s.n_accepted ? "accepted" : "rejected";
-        group.appendChild(self.tokenButton(t, fate, i));
+        if (s.fates[j] === "not evaluated") return;  // drafts after the first rejection
+        group.appendChild(self.tokenButton(t, s.fates[j], i));
       });
-      const extra = s.bonus_token !== null ? s.bonus_token : s.resampled_token;
-      const fate = s.bonus_token !== null ? "bonus" : "resampled";
-      if (s.emitted.length > s.n_accepted) group.appendChild(self.tokenButton(extra, fate, i));
+      if (s.extra_fate) group.appendChild(self.tokenButton(s.bonus_token !== null ? s.bonus_token : s.resampled_token, s.extra_fate, i));
       strip.appendChild(group);
     });
     this.renderStep();
@@ -190,7 +219,7 @@
     ["pos", "draft token x", "q(x)", "p(x)", "min(1, p/q)", "draw r", "fate"].forEach(function (h) { head.appendChild(el("th", {}, h)); });
     table.appendChild(head);
     s.draft_tokens.forEach(function (t, j) {
-      const fate = j < s.n_accepted ? "accepted" : (j === s.n_accepted ? "rejected" : "not evaluated");
+      const fate = s.fates[j];
       const row = el("tr", { class: "sv-row" + (j === self.pos ? " sv-row-current" : ""), tabindex: "0" });
       [String(j + 1), visible(self.tok(t)), fmt(s.q_draft_tokens[j]), fmt(s.p_draft_tokens[j]), fmt(s.accept_probs[j]),
        fmt(s.uniforms[j]), fate].forEach(function (c) { row.appendChild(el("td", {}, c)); });
@@ -211,8 +240,8 @@
   Visualizer.prototype.renderCharts = function (s) {
     const self = this;
     const j = Math.min(this.pos, s.k - 1);
-    const layoutBase = { margin: { t: 40, r: 10, b: 80, l: 50 }, height: 340, title: { font: { size: 13 } },
-      legend: { orientation: "h", y: 1.12, x: 1, xanchor: "right" } };
+    const layoutBase = this.chartLayout;
+    const pal = this.palette;
     // p and q over the union of their top tokens at the chosen position
     if (s.k > 0) {
       const p = s.top_p[j], q = s.top_q[j];
@@ -221,24 +250,25 @@
       p.ids.forEach(function (id, i) { pv[id] = p.probs[i]; });
       q.ids.forEach(function (id, i) { qv[id] = q.probs[i]; });
       ids.sort(function (a, b) { return (pv[b] || 0) - (pv[a] || 0); });
-      const labels = ids.map(function (id) { return esc(visible(self.tok(id))) + (id === s.draft_tokens[j] ? " \u25c0" : ""); });
+      const axis = self.tokenAxis(ids, s.draft_tokens[j]);
       Plotly.react("sv-chart-pq", [
-        { type: "bar", name: "p (target)", x: labels, y: ids.map(function (id) { return pv[id] === undefined ? null : pv[id]; }), marker: { color: "#3f51b5" } },
-        { type: "bar", name: "q (draft)", x: labels, y: ids.map(function (id) { return qv[id] === undefined ? null : qv[id]; }), marker: { color: "#ff9800" } },
-      ], themed(Object.assign({}, layoutBase, { barmode: "group", title: { text: "p and q at position " + (j + 1) + " (\u25c0 drafted)", font: { size: 13 }, x: 0 }, yaxis: { title: { text: "probability" }, range: [0, 1] } })), PLOT_CONFIG);
+        { type: "bar", name: "p (target)", x: axis.x, y: ids.map(function (id) { return pv[id] === undefined ? null : pv[id]; }), hovertext: axis.hover, hoverinfo: "text+y+name", marker: { color: pal.p } },
+        { type: "bar", name: "q (draft)", x: axis.x, y: ids.map(function (id) { return qv[id] === undefined ? null : qv[id]; }), hovertext: axis.hover, hoverinfo: "text+y+name", marker: { color: pal.q } },
+      ], themed(Object.assign({}, layoutBase, { barmode: "group", title: { text: "p and q at position " + (j + 1) + " (\u25c0 drafted)", font: { size: 13 }, x: 0 }, xaxis: axis.layout, yaxis: { title: { text: "probability" }, range: [0, 1] } })), PLOT_CONFIG);
     }
     // acceptance probability vs the uniform draw, per position
     const pos = s.draft_tokens.map(function (_, i) { return "pos " + (i + 1); });
     Plotly.react("sv-chart-accept", [
-      { type: "bar", name: "min(1, p/q)", x: pos, y: s.accept_probs, marker: { color: s.accepted.map(function (a, i) { return i < s.n_accepted ? "#4caf50" : (i === s.n_accepted ? "#f44336" : "#9e9e9e"); }) } },
+      { type: "bar", name: "min(1, p/q)", x: pos, y: s.accept_probs, marker: { color: s.fates.map(function (f) { return f === "accepted" ? pal.accept : (f === "rejected" ? pal.reject : pal.unevaluated); }) } },
       { type: "scatter", mode: "markers", name: "draw r", x: pos, y: s.uniforms, marker: { symbol: "line-ew-open", size: 28, line: { width: 3 }, color: dark() ? "#fff" : "#000" } },
     ], themed(Object.assign({}, layoutBase, { title: { text: "accept iff r < min(1, p/q)", font: { size: 13 }, x: 0 }, yaxis: { range: [0, 1.05], title: { text: "probability" } } })), PLOT_CONFIG);
     // the residual at a rejection, or the bonus distribution
     const res = s.top_residual || s.top_p[s.k];
     const title = s.top_residual ? "residual norm(max(0, p \u2212 q)) at the rejected position" : "p after the last draft: the bonus token's distribution";
+    const resAxis = self.tokenAxis(res.ids, null);
     Plotly.react("sv-chart-residual", [
-      { type: "bar", name: s.top_residual ? "residual" : "p", x: res.ids.map(function (id) { return esc(visible(self.tok(id))); }), y: res.probs, marker: { color: s.top_residual ? "#9c27b0" : "#3f51b5" } },
-    ], themed(Object.assign({}, layoutBase, { title: { text: title, font: { size: 13 }, x: 0 }, yaxis: { range: [0, 1], title: { text: "probability" } } })), PLOT_CONFIG);
+      { type: "bar", name: s.top_residual ? "residual" : "p", x: resAxis.x, y: res.probs, hovertext: resAxis.hover, hoverinfo: "text+y", marker: { color: s.top_residual ? pal.residual : pal.p } },
+    ], themed(Object.assign({}, layoutBase, { title: { text: title, font: { size: 13 }, x: 0 }, xaxis: resAxis.layout, yaxis: { range: [0, 1], title: { text: "probability" } } })), PLOT_CONFIG);
   };
 
   function renderVisualizer() {

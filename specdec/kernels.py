@@ -1,4 +1,4 @@
-"""Faster CPU kernels for the same models: oneDNN-packed float32 Linear layers, and an int8 draft.
+"""Faster CPU kernels for the same models: oneDNN-packed float32 Linear layers.
 
 On CPU, a forward pass of a 1-2B model is dominated by its Linear layers. PyTorch's default float32
 path (MKL sgemm) re-packs each weight matrix on every call and is slow for the 1..9-row inputs of
@@ -45,23 +45,24 @@ def pack_linear_layers(model: torch.nn.Module, batch_hint: int | None = None) ->
     """Replace every float32 CPU nn.Linear of `model` (in place) by a PackedLinear; returns the model."""
     if not can_pack():
         raise RuntimeError("this PyTorch build has no oneDNN (mkldnn) linear kernels")
-    for name, module in list(model.named_modules()):
+    for module in list(model.modules()):
         for child_name, child in list(module.named_children()):
             if type(child) is torch.nn.Linear and child.weight.device.type == "cpu" and child.weight.dtype == torch.float32:
                 setattr(module, child_name, PackedLinear(child, batch_hint))
     return model
 
 
-def quantize_draft(model: torch.nn.Module) -> torch.nn.Module:
-    """Dynamic int8 quantization of every Linear layer (CPU): a faster draft, returned as a new model.
+def prepare_cpu_drafts(target: torch.nn.Module, draft: torch.nn.Module, *, packed: bool = True,
+                       int8: bool = True) -> dict[str, torch.nn.Module]:
+    """The one place the CPU variants are made: {"fp32": draft, "int8": its int8 copy} (int8 if asked).
 
-    Exactness is unaffected: the verifier uses the q this quantized model actually produced.
+    The int8 copy is quantized from the unpacked float32 weights first; then the target (and so its
+    target-only baseline, the very same object) and the fp32 draft get the packed kernels, in place.
     """
-    import copy
-    import warnings
+    from .quantize import quantize_draft
 
-    from torch.ao.quantization import quantize_dynamic
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # torch.ao.quantization is deprecated in favour of torchao
-        return quantize_dynamic(copy.deepcopy(model), {torch.nn.Linear}, dtype=torch.qint8).eval()
+    drafts = {"int8": quantize_draft(draft)} if int8 else {}
+    if packed:
+        pack_linear_layers(target)
+        pack_linear_layers(draft)
+    return {"fp32": draft, **drafts}

@@ -1,10 +1,24 @@
-"""Writing artifacts: atomically, and only JSON that reads back. No heavy imports (the site build uses it)."""
+"""Files the project writes and checks: sha256 of a file, and atomic JSON writes. Standard library only.
+
+The model loader (`models.py`), the build (`specdec_site`) and the MkDocs hook all use these, so that a
+hash means the same thing everywhere and no artifact is ever half-written.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
+
+
+def sha256_file(path: Path, chunk: int = 1 << 24) -> str:
+    """Hex sha256 of a file, read in chunks (model files are gigabytes)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def write_json_atomic(path: Path, data) -> None:
@@ -12,7 +26,6 @@ def write_json_atomic(path: Path, data) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(data, indent=1, allow_nan=False)  # NaN/Infinity are not JSON: refuse them
-    json.loads(text)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
         with open(tmp, "w") as f:

@@ -1,0 +1,493 @@
+/* specdec Playground: the verification rule on a small vocabulary, the speedup calculator, and a race
+ * replayed at measured speed. All client-side; the data (presets from a recorded trace, measured points,
+ * race timings) comes from docs/figures/playground.json through the page. Model text only reaches the DOM
+ * through textContent. The rule here is verify_draft's (specdec/verify.py), steps numbered alike; the
+ * browser tests check it against the Python on the same inputs. */
+(function () {
+  "use strict";
+
+  // ------------------------------------------------------------------ the rule (pure functions)
+  function normalize(v) {
+    const s = v.reduce(function (a, b) { return a + b; }, 0);
+    return s > 0 ? v.map(function (x) { return x / s; }) : null;
+  }
+  // min(1, p(x)/q(x)) for a drafted token (q(x) > 0 whenever x was drawn)
+  function acceptProb(px, qx) {
+    return qx > 0 ? Math.min(1, px / qx) : 0;
+  }
+  // norm(max(0, p - q)); falls back to p when empty (rejection then has probability 0)
+  function residual(p, q) {
+    return normalize(p.map(function (pi, i) { return Math.max(0, pi - q[i]); })) || p.slice();
+  }
+  // WRONG on purpose: norm(max(0, p - a q)), a = min(1, p(x)/q(x)) of the rejected token x
+  function naiveResidual(p, q, x) {
+    const a = acceptProb(p[x], q[x]);
+    return normalize(p.map(function (pi, i) { return Math.max(0, pi - a * q[i]); })) || p.slice();
+  }
+  function residualFor(rule, p, q, x) {
+    return rule === "naive" ? naiveResidual(p, q, x) : residual(p, q);
+  }
+  // inverse-CDF draw from probs with a uniform u in [0, 1)
+  function drawIndex(probs, u) {
+    let acc = 0;
+    for (let i = 0; i < probs.length; i++) {
+      acc += probs[i];
+      if (u < acc) return i;
+    }
+    for (let i = probs.length - 1; i >= 0; i--) if (probs[i] > 0) return i;  // rounding at the top end
+    return probs.length - 1;
+  }
+  // Algorithm 1's verification: pRows (k+1) x V, qRows k x V, drafts (k), uniforms (k), uExtra: the
+  // uniform of the resampled or bonus token's inverse-CDF draw.
+  function verify(pRows, qRows, drafts, uniforms, uExtra, rule) {
+    const k = drafts.length;
+    let n = 0;
+    const acceptProbs = [];
+    // 1-3. p(x), q(x), min(1, p/q), accept iff r < min(1, p/q); 4. n = accepted prefix
+    for (let i = 0; i < k; i++) acceptProbs.push(acceptProb(pRows[i][drafts[i]], qRows[i][drafts[i]]));
+    while (n < k && uniforms[n] < acceptProbs[n]) n++;
+    let extra, res = null;
+    if (n < k) {  // 5a. resample from the residual at the first rejection
+      res = residualFor(rule, pRows[n], qRows[n], drafts[n]);
+      extra = drawIndex(res, uExtra);
+    } else {  // 5b. all accepted: the bonus token from p after the last draft
+      extra = drawIndex(pRows[k], uExtra);
+    }
+    return { n_accepted: n, tokens: drafts.slice(0, n).concat([extra]), accept_probs: acceptProbs, residual: res };
+  }
+  // Exact distribution of the emitted token for k = 1: sum_x q(x) [a(x) delta_x + (1 - a(x)) r_x]
+  function exactOutput(p, q, rule) {
+    const out = p.map(function () { return 0; });
+    q.forEach(function (qx, x) {
+      if (qx <= 0) return;
+      const a = acceptProb(p[x], qx);
+      out[x] += qx * a;
+      if (a < 1) {
+        const r = residualFor(rule, p, q, x);
+        r.forEach(function (ry, y) { out[y] += qx * (1 - a) * ry; });
+      }
+    });
+    return out;
+  }
+
+  // ------------------------------------------------------------------ seeded PRNG and chi-square
+  function mulberry32(seed) {
+    let a = seed >>> 0;
+    return function () {
+      a = (a + 0x6d2b79f5) >>> 0;
+      let t = a;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+  function logGamma(x) {
+    const c = [76.18009172947146, -86.50532032941677, 24.01409824083091, -1.231739572450155,
+      0.1208650973866179e-2, -0.5395239384953e-5];
+    let y = x, tmp = x + 5.5, ser = 1.000000000190015;
+    tmp -= (x + 0.5) * Math.log(tmp);
+    for (let j = 0; j < 6; j++) ser += c[j] / ++y;
+    return -tmp + Math.log(2.5066282746310005 * ser / x);
+  }
+  // upper regularized gamma Q(a, x), Numerical Recipes' series / continued fraction
+  function gammaQ(a, x) {
+    if (x <= 0) return 1;
+    if (x < a + 1) {
+      let sum = 1 / a, del = sum, ap = a;
+      for (let n = 0; n < 1000; n++) { ap += 1; del *= x / ap; sum += del; if (Math.abs(del) < Math.abs(sum) * 1e-15) break; }
+      return Math.max(0, 1 - sum * Math.exp(-x + a * Math.log(x) - logGamma(a)));
+    }
+    let b = x + 1 - a, c = 1 / 1e-300, d = 1 / b, h = d;
+    for (let i = 1; i < 1000; i++) {
+      const an = -i * (i - a);
+      b += 2;
+      d = an * d + b; if (Math.abs(d) < 1e-300) d = 1e-300;
+      c = b + an / c; if (Math.abs(c) < 1e-300) c = 1e-300;
+      d = 1 / d;
+      const del = d * c;
+      h *= del;
+      if (Math.abs(del - 1) < 1e-15) break;
+    }
+    return Math.exp(-x + a * Math.log(x) - logGamma(a)) * h;
+  }
+  // Pearson chi-square of counts against probabilities (bins with zero expectation must be empty)
+  function chiSquare(counts, probs) {
+    const n = counts.reduce(function (a, b) { return a + b; }, 0);
+    let stat = 0, bins = 0;
+    for (let i = 0; i < probs.length; i++) {
+      const e = n * probs[i];
+      if (e <= 0) { if (counts[i] > 0) return { stat: Infinity, df: 0, p: 0 }; continue; }
+      stat += (counts[i] - e) * (counts[i] - e) / e;
+      bins++;
+    }
+    const df = bins - 1;
+    return { stat: stat, df: df, p: df > 0 ? gammaQ(df / 2, stat / 2) : 1 };
+  }
+  function sampleRule(p, q, n, seed, rule) {
+    const rand = mulberry32(seed);
+    const counts = p.map(function () { return 0; });
+    const residuals = {};
+    for (let i = 0; i < n; i++) {
+      const x = drawIndex(q, rand());  // the draft proposes x ~ q
+      if (rand() < acceptProb(p[x], q[x])) { counts[x]++; continue; }
+      if (!residuals[x]) residuals[x] = residualFor(rule, p, q, x);
+      counts[drawIndex(residuals[x], rand())]++;
+    }
+    return counts;
+  }
+
+  // ------------------------------------------------------------------ theory (specdec/theory.py)
+  function tokensPerPass(alpha, k) {
+    return alpha >= 1 ? k + 1 : (1 - Math.pow(alpha, k + 1)) / (1 - alpha);
+  }
+  function speedup(alpha, k, c, verifyCost) {
+    return tokensPerPass(alpha, k) / (c * k + verifyCost);
+  }
+
+  // ------------------------------------------------------------------ DOM helpers
+  function el(tag, attrs, text) {
+    const node = document.createElement(tag);
+    for (const [key, v] of Object.entries(attrs || {})) node.setAttribute(key, v);
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+  function f3(x) { return Number(x).toFixed(3); }
+  function dark() { return document.body.getAttribute("data-md-color-scheme") === "slate"; }
+  function themed(layout) {
+    const fg = dark() ? "#e2e4e9" : "#1f2430";
+    const grid = dark() ? "rgba(255,255,255,0.12)" : "rgba(0,0,0,0.10)";
+    const out = Object.assign({ paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)" }, layout);
+    out.font = { color: fg };
+    ["xaxis", "yaxis"].forEach(function (a) { out[a] = Object.assign({}, out[a] || {}, { gridcolor: grid, zerolinecolor: grid }); });
+    return out;
+  }
+  const CONFIG = { responsive: true, displaylogo: false };
+  function slider(id, label, min, max, step, value, hint) {
+    const wrap = el("div", { class: "pg-slider" });
+    const lab = el("label", { for: id }, label + " ");
+    const input = el("input", { type: "range", id: id, min: String(min), max: String(max), step: String(step), value: String(value) });
+    const out = el("output", { for: id, id: id + "-out" }, String(value));
+    wrap.append(lab, input, out);
+    if (hint) wrap.appendChild(el("span", { class: "pg-hint" }, hint));
+    return { wrap: wrap, input: input, out: out };
+  }
+
+  // ------------------------------------------------------------------ 1. the rule
+  function RulePanel(root, data) {
+    const self = this;
+    this.root = root;
+    this.data = data;
+    this.palette = data.palette;
+    this.presets = data.rule.presets;
+    root.textContent = "";
+    const top = el("div", { class: "pg-row" });
+    const presetSel = el("select", { id: "pg-preset", "aria-label": "Preset" });
+    this.presets.forEach(function (pr, i) { presetSel.appendChild(el("option", { value: String(i) }, pr.name)); });
+    const ruleSel = el("select", { id: "pg-rule", "aria-label": "Residual rule" });
+    ruleSel.append(el("option", { value: "correct" }, "correct residual norm(max(0, p − q))"),
+      el("option", { value: "naive" }, "wrong residual norm(max(0, p − α·q))"));
+    top.append(el("label", { for: "pg-preset" }, "Preset "), presetSel, el("label", { for: "pg-rule" }, " Rule "), ruleSel);
+    root.appendChild(top);
+    root.appendChild(el("p", { class: "pg-hint", id: "pg-preset-hint" }));
+    const grid = el("div", { class: "pg-grid", id: "pg-sliders" });
+    root.appendChild(grid);
+    this.message = el("p", { class: "pg-message", id: "pg-rule-message", role: "status", "aria-live": "polite" });
+    root.appendChild(this.message);
+    this.table = el("div", { class: "pg-table-wrap" });
+    root.appendChild(this.table);
+    root.appendChild(el("div", { class: "pg-chart", id: "pg-rule-chart" }));
+    const sample = el("div", { class: "pg-row" });
+    const nInput = el("input", { type: "number", id: "pg-n", min: "1000", max: "100000", step: "1000", value: "100000" });
+    const seedInput = el("input", { type: "number", id: "pg-seed", min: "0", step: "1", value: "1" });
+    const button = el("button", { type: "button", class: "md-button", id: "pg-sample" }, "Sample");
+    sample.append(el("label", { for: "pg-n" }, "N draws "), nInput, el("label", { for: "pg-seed" }, " seed "), seedInput, button);
+    root.appendChild(sample);
+    this.result = el("p", { class: "pg-result", id: "pg-sample-result", role: "status", "aria-live": "polite" });
+    root.appendChild(this.result);
+    root.appendChild(el("p", { class: "pg-hint" }, "Try this: pick the counterexample, sample with the correct rule (the chi-square p-value is large), then switch to the wrong residual and sample again: the histogram leaves p and the p-value collapses."));
+    this.sampled = null;
+    presetSel.addEventListener("change", function () { self.load(parseInt(presetSel.value, 10)); });
+    ruleSel.addEventListener("change", function () { self.sampled = null; self.render(); });
+    button.addEventListener("click", function () { self.sample(); });
+    this.ruleSel = ruleSel;
+    this.nInput = nInput;
+    this.seedInput = seedInput;
+    this.load(0);
+  }
+  RulePanel.prototype.load = function (i) {
+    const self = this;
+    const pr = this.presets[i];
+    this.labels = pr.labels;
+    this.p = pr.p.slice();
+    this.q = pr.q.slice();
+    this.sampled = null;
+    this.root.querySelector("#pg-preset-hint").textContent = pr.hint;
+    const grid = this.root.querySelector("#pg-sliders");
+    grid.textContent = "";
+    grid.appendChild(el("span", { class: "pg-grid-head" }, "token"));
+    grid.appendChild(el("span", { class: "pg-grid-head" }, "target p"));
+    grid.appendChild(el("span", { class: "pg-grid-head" }, "draft q"));
+    this.inputs = { p: [], q: [] };
+    this.labels.forEach(function (lab, t) {
+      grid.appendChild(el("span", { class: "pg-token" }, lab));
+      ["p", "q"].forEach(function (which) {
+        const input = el("input", { type: "range", min: "0", max: "1", step: "0.01", value: String(self[which][t]),
+          id: "pg-" + which + "-" + t, "aria-label": which + " of token " + lab });
+        input.addEventListener("input", function () { self.set(which, t, parseFloat(input.value)); });
+        grid.appendChild(input);
+        self.inputs[which].push(input);
+      });
+    });
+    this.render();
+  };
+  // Move one token's probability; the others are rescaled so that the row still sums to 1.
+  RulePanel.prototype.set = function (which, t, value) {
+    const row = this[which];
+    const rest = row.reduce(function (a, b, i) { return i === t ? a : a + b; }, 0);
+    const target = Math.min(1, Math.max(0, value));
+    for (let i = 0; i < row.length; i++) {
+      if (i === t) continue;
+      row[i] = rest > 0 ? row[i] * (1 - target) / rest : (1 - target) / (row.length - 1);
+    }
+    row[t] = target;
+    this.sampled = null;
+    this.render();
+  };
+  RulePanel.prototype.problem = function () {
+    const sp = this.p.reduce(function (a, b) { return a + b; }, 0);
+    const sq = this.q.reduce(function (a, b) { return a + b; }, 0);
+    if (!(sp > 0)) return "p has no mass: give some token a probability.";
+    if (!(sq > 0)) return "q has no mass: the draft cannot propose anything. Give some token a probability.";
+    return null;
+  };
+  RulePanel.prototype.render = function () {
+    const self = this;
+    this.inputs.p.forEach(function (input, i) { input.value = String(self.p[i]); });
+    this.inputs.q.forEach(function (input, i) { input.value = String(self.q[i]); });
+    const problem = this.problem();
+    this.message.textContent = problem || "";
+    this.table.textContent = "";
+    if (problem) { Plotly.purge("pg-rule-chart"); return; }
+    const p = normalize(this.p), q = normalize(this.q), rule = this.ruleSel.value;
+    const beta = p.reduce(function (a, pi, i) { return a + Math.min(pi, q[i]); }, 0);
+    const res = residual(p, q);
+    const out = exactOutput(p, q, rule);
+    const table = el("table", { class: "pg-table" });
+    const head = el("tr");
+    ["token", "p", "q", "min(1, p/q)", "residual", "exact output"].forEach(function (h) { head.appendChild(el("th", {}, h)); });
+    table.appendChild(head);
+    this.labels.forEach(function (lab, i) {
+      const row = el("tr");
+      [lab, f3(p[i]), f3(q[i]), q[i] > 0 ? f3(Math.min(1, p[i] / q[i])) : "– (never drafted)", f3(beta < 1 - 1e-12 ? res[i] : 0), f3(out[i])]
+        .forEach(function (c) { row.appendChild(el("td", {}, c)); });
+      table.appendChild(row);
+    });
+    this.table.appendChild(table);
+    const tv = 0.5 * out.reduce(function (a, o, i) { return a + Math.abs(o - p[i]); }, 0);
+    this.table.appendChild(el("p", { id: "pg-beta" }, "β = Σ min(p, q) = " + f3(beta) + " = 1 − TV(p, q): the chance a draft is accepted. " +
+      (beta > 1 - 1e-12 ? "p = q: every draft is accepted, no residual is needed. " : "") +
+      "Distance of the exact output from p: TV = " + tv.toExponential(2) + (rule === "naive" ? " (the wrong rule)." : ".")));
+    const pal = this.palette;
+    const traces = [
+      { type: "bar", name: "target p", x: this.labels, y: p, marker: { color: pal.p } },
+      { type: "bar", name: "draft q", x: this.labels, y: q, marker: { color: pal.q } },
+      { type: "bar", name: "residual", x: this.labels, y: beta < 1 - 1e-12 ? res : res.map(function () { return 0; }), marker: { color: pal.residual } },
+      { type: "bar", name: "exact output (" + (rule === "naive" ? "wrong rule" : "correct rule") + ")", x: this.labels, y: out, marker: { color: rule === "naive" ? pal.reject : pal.accept } },
+    ];
+    if (this.sampled) {
+      traces.push({ type: "scatter", mode: "markers", name: "sampled (" + this.sampled.n + " draws)", x: this.labels,
+        y: this.sampled.freq, marker: { symbol: "diamond", size: 11, color: dark() ? "#fff" : "#000" } });
+    }
+    Plotly.react("pg-rule-chart", traces, themed({ barmode: "group", height: 360, margin: { t: 30, r: 10, b: 40, l: 45 },
+      legend: { orientation: "h", y: -0.15 }, yaxis: { title: { text: "probability" }, range: [0, 1] }, title: { text: "p, q, the residual and what the rule outputs", font: { size: 13 }, x: 0 } }), CONFIG);
+  };
+  RulePanel.prototype.sample = function () {
+    const problem = this.problem();
+    const n = Number(this.nInput.value), seed = Number(this.seedInput.value);
+    if (problem) { this.result.textContent = problem; return; }
+    if (!Number.isInteger(n) || n < 1000 || n > 100000) {
+      this.result.textContent = "N must be a whole number from 1 000 to 100 000 (got " + this.nInput.value + ").";
+      return;
+    }
+    if (!Number.isInteger(seed) || seed < 0) { this.result.textContent = "The seed must be a whole number ≥ 0."; return; }
+    const p = normalize(this.p), q = normalize(this.q), rule = this.ruleSel.value;
+    const counts = sampleRule(p, q, n, seed, rule);
+    const test = chiSquare(counts, p);
+    this.sampled = { n: n, counts: counts, freq: counts.map(function (c) { return c / n; }), test: test };
+    this.render();
+    this.result.textContent = n + " draws (seed " + seed + ", " + (rule === "naive" ? "wrong" : "correct") + " rule) against p: chi-square " +
+      (isFinite(test.stat) ? test.stat.toFixed(1) : "∞") + " on " + test.df + " degrees of freedom, p-value " + test.p.toPrecision(3) +
+      (test.p < 1e-3 ? ": the samples are not distributed as p." : ": consistent with p.");
+    this.result.dataset.pvalue = String(test.p);
+  };
+
+  // ------------------------------------------------------------------ 2. speedup calculator
+  function SpeedupPanel(root, data) {
+    const self = this;
+    this.data = data.speedup;
+    this.palette = data.palette;
+    root.textContent = "";
+    const grid = el("div", { class: "pg-controls" });
+    const d = this.data.defaults;
+    this.alpha = slider("pg-alpha", "acceptance rate α", 0, 0.99, 0.01, d.alpha, "Try this: raise α toward 1: the best k grows without bound.");
+    this.c = slider("pg-c", "draft cost c (× target pass)", 0, 1, 0.005, d.c, "Try this: c = 0 (a free draft, like prompt lookup): long drafts only cost verify time.");
+    this.k = slider("pg-k", "k (drafts per step)", 1, 16, 1, d.k, "Your k: marked on the curves.");
+    this.v = slider("pg-v", "verify cost per extra token (× target pass)", 0, 0.3, 0.005, d.verify_slope, "Measured here: scoring k+1 tokens costs 1 + this × k passes.");
+    [this.alpha, this.c, this.k, this.v].forEach(function (s) {
+      grid.appendChild(s.wrap);
+      s.input.addEventListener("input", function () { self.render(); });
+    });
+    root.appendChild(grid);
+    this.readout = el("p", { class: "pg-result", id: "pg-speedup-readout", role: "status", "aria-live": "polite" });
+    root.appendChild(this.readout);
+    root.appendChild(el("div", { class: "pg-chart", id: "pg-speedup-chart" }));
+    this.render();
+  }
+  SpeedupPanel.prototype.render = function () {
+    const a = parseFloat(this.alpha.input.value), c = parseFloat(this.c.input.value);
+    const k = parseInt(this.k.input.value, 10), slope = parseFloat(this.v.input.value);
+    [this.alpha, this.c, this.k, this.v].forEach(function (s) { s.out.textContent = s.input.value; });
+    const ks = []; for (let i = 1; i <= 16; i++) ks.push(i);
+    const eq7 = ks.map(function (i) { return speedup(a, i, c, 1); });
+    const eq8 = ks.map(function (i) { return speedup(a, i, c, 1 + slope * i); });
+    const tpp = ks.map(function (i) { return tokensPerPass(a, i); });
+    let best = 1;
+    ks.forEach(function (i) { if (eq8[i - 1] > eq8[best - 1]) best = i; });
+    const pal = this.palette;
+    const traces = [
+      { type: "scatter", mode: "lines", name: "tokens per target pass, eq. (6)", x: ks, y: tpp, line: { color: pal.unevaluated, dash: "dot" } },
+      { type: "scatter", mode: "lines", name: "speedup, Thm 3.8, eq. (7)", x: ks, y: eq7, line: { color: pal.p, dash: "dash" } },
+      { type: "scatter", mode: "lines", name: "speedup with verify cost, eq. (8)", x: ks, y: eq8, line: { color: pal.p } },
+      { type: "scatter", mode: "markers", name: "best k", x: [best], y: [eq8[best - 1]], marker: { color: pal.accept, size: 14, symbol: "star" } },
+      { type: "scatter", mode: "markers", name: "your k", x: [k], y: [eq8[k - 1]], marker: { color: pal.q, size: 11 } },
+    ];
+    this.data.measured.forEach(function (m) {
+      traces.push({ type: "scatter", mode: "markers", name: "measured here: " + m.label, x: m.k, y: m.speedup,
+        marker: { color: pal[m.domain], symbol: m.mode === "greedy" ? "circle-open" : "x", size: 9 } });
+    });
+    Plotly.react("pg-speedup-chart", traces, themed({ height: 400, margin: { t: 30, r: 10, b: 50, l: 50 },
+      xaxis: { title: { text: "k" }, dtick: 1 }, yaxis: { title: { text: "× target-only" } }, legend: { orientation: "h", y: -0.25 },
+      title: { text: "The math page's curves for these numbers, and this site's measurements", font: { size: 13 }, x: 0 } }), CONFIG);
+    this.readout.textContent = "With α = " + a.toFixed(2) + ", c = " + c.toFixed(3) + " and a verify pass of 1 + " + slope.toFixed(3) +
+      " × k: use k = " + best + ", expect " + eq8[best - 1].toFixed(2) + "× (" + tpp[best - 1].toFixed(2) + " tokens per target pass). At your k = " +
+      k + ": " + eq8[k - 1].toFixed(2) + "×.";
+  };
+
+  // ------------------------------------------------------------------ 3. the race
+  function RacePanel(root, data) {
+    const self = this;
+    this.runs = data.race.runs;
+    this.palette = data.palette;
+    root.textContent = "";
+    const row = el("div", { class: "pg-row" });
+    const runSel = el("select", { id: "pg-race-run", "aria-label": "Recorded run" });
+    this.runs.forEach(function (r, i) { runSel.appendChild(el("option", { value: String(i) }, r.label)); });
+    const play = el("button", { type: "button", class: "md-button", id: "pg-race-play" }, "Play");
+    const speed = el("select", { id: "pg-race-speed", "aria-label": "Playback speed" });
+    ["0.25", "0.5", "1", "2", "4"].forEach(function (s) { speed.appendChild(el("option", { value: s }, s + "×")); });
+    speed.value = "1";
+    row.append(el("label", { for: "pg-race-run" }, "Run "), runSel, play, el("label", { for: "pg-race-speed" }, " speed "), speed);
+    root.appendChild(row);
+    this.lanes = {};
+    [["target", "target alone"], ["spec", "speculative decoding"]].forEach(function (pair) {
+      const lane = el("div", { class: "pg-lane" });
+      const head = el("div", { class: "pg-lane-head" });
+      head.append(el("strong", {}, pair[1]), el("span", { class: "pg-clock", id: "pg-clock-" + pair[0] }, "0.00 s"));
+      lane.append(head, el("div", { class: "pg-lane-text", id: "pg-lane-" + pair[0] }));
+      root.appendChild(lane);
+      self.lanes[pair[0]] = lane;
+    });
+    this.status = el("p", { class: "pg-result", id: "pg-race-status", role: "status", "aria-live": "polite" });
+    root.appendChild(this.status);
+    root.appendChild(el("p", { class: "pg-hint" }, "Try this: play at 0.25×: speculative decoding emits tokens in bursts, one burst per target pass; green tokens were drafted and accepted, blue is the bonus token, purple was resampled after a rejection. Times are the recorded wall-clock times of this run."));
+    runSel.addEventListener("change", function () { self.load(parseInt(runSel.value, 10)); });
+    play.addEventListener("click", function () { self.toggle(); });
+    speed.addEventListener("change", function () { self.speed = parseFloat(speed.value); });
+    this.speed = 1;
+    this.playBtn = play;
+    this.load(0);
+  }
+  RacePanel.prototype.load = function (i) {
+    this.stop();
+    this.run = this.runs[i];
+    this.t = 0;
+    this.draw();
+  };
+  RacePanel.prototype.toggle = function () {
+    if (this.timer) { this.stop(); return; }
+    const self = this;
+    if (this.t >= this.run.target_seconds) this.t = 0;
+    let last = performance.now();
+    this.playBtn.textContent = "Pause";
+    this.timer = window.setInterval(function () {
+      const now = performance.now();
+      self.t += (now - last) / 1000 * self.speed;
+      last = now;
+      if (self.t >= self.run.target_seconds) { self.t = self.run.target_seconds; self.stop(); }
+      self.draw();
+    }, 40);
+  };
+  RacePanel.prototype.stop = function () {
+    if (this.timer) window.clearInterval(this.timer);
+    this.timer = null;
+    if (this.playBtn) this.playBtn.textContent = "Play";
+  };
+  RacePanel.prototype.draw = function () {
+    const self = this, r = this.run, t = this.t;
+    const target = this.lanes.target.querySelector(".pg-lane-text");
+    const spec = this.lanes.spec.querySelector(".pg-lane-text");
+    const nTarget = Math.min(r.tokens.length, Math.floor(t / r.target_seconds * r.tokens.length + 1e-9));
+    target.textContent = "";
+    r.tokens.slice(0, nTarget).forEach(function (tok) { target.appendChild(el("span", { class: "pg-tok" }, tok)); });
+    spec.textContent = "";
+    let shown = 0;
+    r.steps.forEach(function (s) {
+      if (s.end > t) return;
+      s.tokens.forEach(function (tok, j) {
+        const span = el("span", { class: "pg-tok", title: s.fates[j] }, tok);
+        span.style.background = self.palette[s.fates[j]];
+        span.style.color = "#111";
+        spec.appendChild(span);
+        shown++;
+      });
+    });
+    const specDone = Math.min(t, r.spec_seconds);
+    this.lanes.target.querySelector(".pg-clock").textContent = Math.min(t, r.target_seconds).toFixed(2) + " s, " + nTarget + " tokens";
+    this.lanes.spec.querySelector(".pg-clock").textContent = specDone.toFixed(2) + " s, " + shown + " tokens";
+    if (t >= r.target_seconds) {
+      this.status.textContent = "Speculative decoding took " + r.spec_seconds.toFixed(2) + " s, the target alone " +
+        r.target_seconds.toFixed(2) + " s: " + (r.target_seconds / r.spec_seconds).toFixed(2) + "× as measured in this recorded run.";
+    } else if (t >= r.spec_seconds) {
+      this.status.textContent = "Speculative decoding finished in " + r.spec_seconds.toFixed(2) + " s; the target alone is still writing.";
+    } else {
+      this.status.textContent = "";
+    }
+  };
+
+  // ------------------------------------------------------------------ wiring
+  function init() {
+    const script = document.getElementById("specdec-playground-data");
+    if (!script) return;
+    const data = JSON.parse(script.textContent);
+    const panels = [];
+    const rule = document.getElementById("pg-rule-panel");
+    const speed = document.getElementById("pg-speedup-panel");
+    const race = document.getElementById("pg-race-panel");
+    if (rule) panels.push(new RulePanel(rule, data));
+    if (speed) panels.push(new SpeedupPanel(speed, data));
+    if (race) panels.push(new RacePanel(race, data));
+    window.specdecPlayground = { panels: panels, verify: verify, exactOutput: exactOutput, residual: residual,
+      naiveResidual: naiveResidual, drawIndex: drawIndex, sampleRule: sampleRule, chiSquare: chiSquare };
+  }
+  function rerender() {
+    const pg = window.specdecPlayground;
+    if (!pg) return;
+    pg.panels.forEach(function (panel) { if (panel.render) panel.render(); });
+  }
+  if (window.document$ && typeof window.document$.subscribe === "function") {
+    window.document$.subscribe(init);
+  } else {
+    document.addEventListener("DOMContentLoaded", init);
+  }
+  new MutationObserver(rerender).observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme"] });
+})();

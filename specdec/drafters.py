@@ -1,0 +1,163 @@
+"""Where draft tokens come from: one small interface, three drafters.
+
+A drafter proposes up to `budget` tokens after the first n tokens of a sequence and returns the
+distribution q each was drawn from; the verifier needs nothing else (Leviathan Algorithm 1 holds for any
+q that the proposals really came from). As in transformers' `candidate_generator.py`, the draft source
+sits behind one interface:
+
+- `ModelDrafter(model)`: a small causal LM with its own KV cache (fp32 or int8); q is its warped softmax.
+- `NgramDrafter()`: prompt lookup (Saxena 2023; transformers' `prompt_lookup_num_tokens`): find the
+  last n-gram earlier in the sequence and propose what followed it. No model; q is one-hot, so the
+  acceptance probability is p(x) and the residual norm(max(0, p - delta_x)): exact for sampling too.
+- `HybridDrafter(model)`: the n-gram proposal when there is one, the model otherwise.
+
+`speculative_generate(draft=...)` takes a model (wrapped in a ModelDrafter) or any drafter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from .sampling import SamplingConfig, probs_from_logits, sample
+
+
+@dataclass
+class Proposal:
+    n: int  # tokens proposed; they were written to seq[0, start : start + n]
+    q_draft: torch.Tensor  # (n, V) float32: the distribution each proposed token was drawn from
+    confidences: list[float]  # the draft's top probability at each token (NaN when the policy did not ask)
+    source: str  # "model" or "ngram"
+
+
+class Drafter:
+    """The interface. `model` is the draft's nn.Module (None without one): its output size bounds V."""
+
+    model: torch.nn.Module | None = None
+    name = "drafter"
+
+    def start(self, vocab_size: int) -> None:
+        """A new sequence begins: forget any state (KV cache) of the previous one."""
+
+    def propose(self, seq: torch.Tensor, start: int, budget: int, config: SamplingConfig,
+                generator: torch.Generator, policy) -> Proposal:
+        """seq (1, N) holds the tokens so far in [0, start); write up to `budget` proposals after them."""
+        raise NotImplementedError
+
+    def rollback(self, length: int) -> None:
+        """Only the first `length` tokens of the sequence are final; forget anything after them."""
+
+
+class ModelDrafter(Drafter):
+    """A causal LM drafting autoregressively, one forward pass per token, with its own KV cache."""
+
+    name = "model"
+
+    def __init__(self, model: torch.nn.Module, name: str | None = None):
+        if not isinstance(model, torch.nn.Module):
+            raise TypeError(f"draft must be a torch model or a specdec Drafter, got {type(model).__name__}")
+        self.model = model
+        self.name = name or "model"
+        self.lm = None
+
+    def start(self, vocab_size: int) -> None:
+        from .decoding import CachedLM
+
+        self.lm = CachedLM(self.model, vocab_size)
+
+    def propose(self, seq, start, budget, config, generator, policy) -> Proposal:
+        q_draft = torch.empty(budget, self.lm.vocab_size, dtype=torch.float32, device=seq.device)
+        confidences, n = [], 0
+        while n < budget:
+            logits = self.lm.logits(seq[:, : start + n], 1)  # (1, V)
+            q_draft[n] = probs_from_logits(logits[0], config)
+            seq[0, start + n] = sample(q_draft[n], generator)
+            n += 1
+            # The confidence costs a host sync per token: read only for policies that use it.
+            confidence = float(q_draft[n - 1].max()) if policy.needs_confidence else float("nan")
+            confidences.append(confidence)
+            if not policy.keep_drafting(n, confidence, "model"):
+                break
+        return Proposal(n, q_draft[:n], confidences, "model")
+
+    def rollback(self, length: int) -> None:
+        self.lm.rollback(length)
+
+
+class NgramDrafter(Drafter):
+    """Prompt lookup: match the sequence's last n-gram (longest first) earlier in it; propose what followed.
+
+    The most recent earlier match wins. The proposal is a deterministic function of the sequence, so its
+    q is one-hot.
+    """
+
+    name = "ngram"
+
+    def __init__(self, max_ngram: int = 3, min_ngram: int = 1):
+        if not (isinstance(max_ngram, int) and isinstance(min_ngram, int) and 1 <= min_ngram <= max_ngram):
+            raise ValueError(f"need 1 <= min_ngram <= max_ngram, got min_ngram={min_ngram!r}, max_ngram={max_ngram!r}")
+        self.max_ngram, self.min_ngram = max_ngram, min_ngram
+        self.vocab_size = None
+
+    def start(self, vocab_size: int) -> None:
+        self.vocab_size = vocab_size
+
+    def lookup(self, tokens: list[int], budget: int) -> list[int]:
+        """The continuation of the latest earlier occurrence of the longest matching suffix n-gram."""
+        n = len(tokens)
+        for g in range(min(self.max_ngram, n - 1), self.min_ngram - 1, -1):
+            suffix = tokens[n - g:]
+            for j in range(n - g - 1, -1, -1):  # occurrences that start before the suffix itself
+                if tokens[j: j + g] == suffix:
+                    follow = tokens[j + g: j + g + budget]
+                    if follow:
+                        return follow
+        return []
+
+    def propose(self, seq, start, budget, config, generator, policy) -> Proposal:
+        proposal = self.lookup(seq[0, :start].tolist(), budget) if budget > 0 else []
+        kept = []
+        for token in proposal:
+            if token >= self.vocab_size:
+                break  # a prompt token outside the shared output vocabulary cannot be proposed
+            kept.append(token)
+            if not policy.keep_drafting(len(kept), 1.0, "ngram"):
+                break
+        n = len(kept)
+        q_draft = torch.zeros(n, self.vocab_size, dtype=torch.float32, device=seq.device)
+        if n:
+            ids = torch.tensor(kept, dtype=torch.int64, device=seq.device)
+            q_draft[torch.arange(n, device=seq.device), ids] = 1.0  # one-hot: drawn with probability 1
+            seq[0, start: start + n] = ids
+        return Proposal(n, q_draft, [1.0] * n, "ngram")
+
+
+class HybridDrafter(Drafter):
+    """The n-gram proposal when the sequence has one, the draft model otherwise."""
+
+    name = "hybrid"
+
+    def __init__(self, model: torch.nn.Module, max_ngram: int = 3, min_ngram: int = 1):
+        self.ngram = NgramDrafter(max_ngram, min_ngram)
+        self.drafter = ModelDrafter(model)
+        self.model = model
+
+    def start(self, vocab_size: int) -> None:
+        self.ngram.start(vocab_size)
+        self.drafter.start(vocab_size)
+
+    def propose(self, seq, start, budget, config, generator, policy) -> Proposal:
+        proposal = self.ngram.propose(seq, start, budget, config, generator, policy)
+        if proposal.n == 0:
+            proposal = self.drafter.propose(seq, start, budget, config, generator, policy)
+        return proposal
+
+    def rollback(self, length: int) -> None:
+        # The model's cache may lag after n-gram steps: it catches up on its next forward pass.
+        self.drafter.rollback(length)
+
+
+def as_drafter(draft) -> Drafter:
+    """A Drafter as given, or a model wrapped in a ModelDrafter."""
+    return draft if isinstance(draft, Drafter) else ModelDrafter(draft)

@@ -1,0 +1,103 @@
+"""The cost model of speculative decoding, as plain functions (no torch): one home for every formula.
+
+Leviathan et al. 2022 (arXiv 2211.17192): eq. (1) of Sec. 3.3 (expected tokens per step) and Thm 3.8
+(walltime speedup). The math page numbers them (6), (7), (8); the adaptive draft-length rule, (10)-(12),
+and the oracle bound, (13), are derived there too. The build script and the figures both call these.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+
+
+def expected_tokens_per_pass(alpha: float, k: int) -> float:
+    """Eq. (6): (1 - a^(k+1)) / (1 - a), tokens per step when each draft is accepted w.p. a independently."""
+    if alpha >= 1.0:
+        return k + 1.0
+    return (1 - alpha ** (k + 1)) / (1 - alpha)
+
+
+def leviathan_speedup(alpha: float, k: int, c: float, verify_cost: float = 1.0) -> float:
+    """Eq. (7), Thm 3.8: tokens per step over the cost of a step, k c + verify_cost (target-step units).
+
+    With verify_cost = 1 this is Leviathan's (1 - a^(k+1)) / ((1 - a)(c k + 1)); eq. (8) passes the
+    measured cost of scoring k+1 tokens relative to one.
+    """
+    return expected_tokens_per_pass(alpha, k) / (c * k + verify_cost)
+
+
+def speedup_from_tokens_per_pass(tokens_per_pass: float, k: float, c: float, verify_cost: float) -> float:
+    """Eq. (8) with the measured tokens per pass in place of (1 - a^(k+1))/(1 - a) (no i.i.d. assumption)."""
+    return tokens_per_pass / (k * c + verify_cost)
+
+
+def best_k(alpha: float, c: float, k_max: int = 16, verify_slope: float = 0.0) -> int:
+    """The k in 1..k_max that maximises eq. (8) with verify cost 1 + verify_slope * k."""
+    return max(range(1, k_max + 1), key=lambda k: leviathan_speedup(alpha, k, c, 1 + verify_slope * k))
+
+
+def should_draft_more(survival_next: float, expected_so_far: float, cost_so_far: float, marginal_cost: float) -> bool:
+    """Eq. (11): draft one more token iff it raises tokens per unit of cost.
+
+    Adding draft i+1 adds survival_next = P(drafts 1..i+1 all accepted) expected tokens and marginal_cost
+    (one draft pass plus the verify pass's extra cost) to a step that so far expects expected_so_far
+    tokens for cost_so_far. The ratio (E + s) / (T + m) exceeds E / T iff s / m > E / T.
+    """
+    return survival_next * cost_so_far > expected_so_far * marginal_cost
+
+
+def oracle_steps(agree: Sequence[bool]) -> list[int]:
+    """Eq. (13): the draft lengths an oracle would choose for a token stream.
+
+    agree[t] says whether the drafter's proposal for emitted token t would have been accepted. The oracle
+    drafts exactly the run of accepted tokens before each rejection, and the target pass adds one token,
+    so a run of L agreements followed by one disagreement is one step of draft length L. A stream that
+    ends inside a run closes with a step that drafts the rest.
+    """
+    lengths, run, t = [], 0, 0
+    while t < len(agree):
+        if agree[t]:
+            run += 1
+            t += 1
+            if t == len(agree):  # the last emitted token came from the step's target pass
+                lengths.append(run - 1)
+        else:
+            lengths.append(run)
+            run = 0
+            t += 1
+    return lengths
+
+
+def oracle_seconds(lengths: Sequence[int], draft_seconds_per_token: float, verify_seconds: VerifyCost) -> float:
+    """Wall time of the oracle's steps at the run's measured cost per draft token and per verify pass."""
+    return sum(n * draft_seconds_per_token + verify_seconds(n) for n in lengths)
+
+
+class VerifyCost:
+    """The verify pass's wall time as a line in the number of drafts, a + b k, fitted by least squares."""
+
+    def __init__(self, ks: Sequence[int], seconds: Sequence[float]):
+        if not seconds:
+            raise ValueError("no verify timings to fit")
+        mean_k, mean_s = statistics.fmean(ks), statistics.fmean(seconds)
+        var_k = sum((k - mean_k) ** 2 for k in ks)
+        slope = sum((k - mean_k) * (s - mean_s) for k, s in zip(ks, seconds)) / var_k if var_k > 0 else 0.0
+        self.slope = max(0.0, slope)  # scoring more tokens never costs less
+        self.intercept = mean_s - self.slope * mean_k
+
+    def __call__(self, k: float) -> float:
+        return self.intercept + self.slope * k
+
+
+def bootstrap_median_ci(values: Sequence[float], n_boot: int = 2000, level: float = 0.95, seed: int = 0) -> tuple:
+    """Percentile bootstrap interval of the median (resampling the prompts), deterministic for a seed."""
+    import random
+
+    if not values:
+        raise ValueError("no values")
+    rng = random.Random(seed)
+    medians = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(n_boot))
+    lo = medians[int((1 - level) / 2 * n_boot)]
+    hi = medians[min(n_boot - 1, int((1 + level) / 2 * n_boot))]
+    return lo, hi

@@ -1,0 +1,53 @@
+"""What a build runs: one typed config for the full and the quick build."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+
+
+@dataclass(frozen=True)
+class BuildConfig:
+    trace_prompts: dict = field(default_factory=lambda: {"code": 3, "prose": 3})  # prompts per domain with traces
+    trace_tokens: int = 48  # new tokens per recorded trace (stops early at end-of-turn)
+    trace_k: int = 4  # k of the fixed-k traces
+    adaptive_trace_k: int = 16  # the cap of the adaptive-policy traces (variable draft lengths)
+    sweep_prompts: dict = field(default_factory=lambda: {"code": 3, "prose": 3})  # prompts per domain in the k sweep
+    sweep_tokens: int = 32  # new tokens per sweep run
+    sweep_ks: tuple = tuple(range(1, 9))  # the k values of the sweep
+    reps: int = 3  # repetitions (sweep: one prompt each; code set: same prompt)
+    set_k: int = 4  # k of the code-set comparison with Hugging Face
+    set_tokens: int = 24  # new tokens per code-set run
+    set_prompts: int | None = None  # code prompts in the code set (None: all)
+    exact_samples: int = 10_000  # sampled sequences per rule in the exactness stage
+    policy_prompts: dict = field(default_factory=lambda: {"code": 6, "prose": 6})  # public prompts per domain, policies stage
+    policy_prompt_start: int = 0  # index of the first public prompt used
+    policy_tokens: int = 48  # new tokens per policies-stage run
+    sampled_temperature: float = 0.7  # temperature of the "sampled" mode
+    quick: bool = False  # a small end-to-end run (CI), never committed
+
+    @property
+    def modes(self) -> dict:
+        """Sampling mode name -> sampling arguments."""
+        return {"greedy": {"temperature": 0.0}, "sampled": {"temperature": self.sampled_temperature}}
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "sweep_ks": list(self.sweep_ks), "modes": self.modes}
+
+
+FULL = BuildConfig()
+QUICK = BuildConfig(
+    trace_prompts={"code": 1, "prose": 1}, trace_tokens=8, adaptive_trace_k=4,
+    sweep_prompts={"code": 1, "prose": 1}, sweep_tokens=6, sweep_ks=(1, 2),
+    reps=1, set_k=2, set_tokens=6, set_prompts=1, exact_samples=300, policy_prompts={"code": 1, "prose": 1},
+    policy_tokens=8, quick=True,
+)
+
+
+def build_config(quick: bool, k: int | None = None, temperature: float | None = None) -> BuildConfig:
+    """FULL or QUICK with the command line's overrides (a new object: nothing global changes)."""
+    cfg = QUICK if quick else FULL
+    if k is not None:
+        cfg = replace(cfg, trace_k=k, set_k=k)
+    if temperature is not None:
+        cfg = replace(cfg, sampled_temperature=temperature)
+    return cfg

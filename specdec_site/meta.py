@@ -1,0 +1,89 @@
+"""Provenance of an artifact: which models, code, versions, device, seed and command produced it."""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import hashlib
+import json
+import os
+import platform
+import shlex
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMA_VERSION = 2
+# The code whose change makes the data stale: the decoder and the data half of the build (not the
+# figure half, which re-reads the artifacts).
+DATA_CODE = ("specdec/*.py", "specdec_site/__init__.py", "specdec_site/__main__.py", "specdec_site/config.py",
+             "specdec_site/context.py", "specdec_site/meta.py", "specdec_site/prompts.py",
+             "specdec_site/stages.py", "specdec_site/benchmark.py", "specdec_site/hf.py", "specdec_site/policies_stage.py",
+             "specdec_site/public_prompts.py", "scripts/build_data.py")
+
+
+def config_hash(config: dict) -> str:
+    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=1)
+def code_hash() -> str:
+    """sha256 over the data code, read once at start: which code produced the numbers."""
+    digest = hashlib.sha256()
+    paths = sorted({p for pattern in DATA_CODE for p in ROOT.glob(pattern)})
+    for path in paths:
+        digest.update(str(path.relative_to(ROOT)).encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
+def device_name(device) -> str:
+    if device.type == "cuda":
+        import torch
+
+        return torch.cuda.get_device_name(device)
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip() + f" ({os.cpu_count()} cores)"
+    except OSError:
+        pass
+    return platform.processor() or "cpu"
+
+
+def metadata(ctx, stage: str, config: dict, with_models: bool) -> dict:
+    import torch
+    import transformers
+
+    import specdec
+
+    models = None
+    if with_models:
+        models = {"target": ctx.target.info | {"name": ctx.target.name},
+                  "draft": ctx.draft.info | {"name": ctx.draft.name}}
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "stage": stage,
+        "config_hash": config_hash(config),
+        "config": config,
+        "models": models,
+        "versions": {"specdec": specdec.__version__, "torch": torch.__version__,
+                     "transformers": transformers.__version__, "python": platform.python_version()},
+        "device": {"type": ctx.device.type, "name": device_name(ctx.device), "threads": torch.get_num_threads(),
+                   "platform": platform.platform()},
+        "dtype": str(ctx.dtype).removeprefix("torch."),
+        "kernels": ctx.kernels,
+        "draft_variant": ctx.default_draft_name,
+        "seed": ctx.seed,
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "command": "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(sys.argv[0], ROOT), *sys.argv[1:]]),
+        "code_sha256": code_hash(),
+        "seconds": None,
+        "peak_rss_gb": None,
+    }
+
+
+def peak_rss_gb() -> float:
+    """Peak resident memory of this process so far (Linux reports KiB)."""
+    import resource
+
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2)

@@ -1,0 +1,163 @@
+"""Artifacts -> the files the site reads (docs/figures/*.json), in the format of `contract`.
+
+    python scripts/build_figures.py [--device cpu] [--data DIR] [--out docs/figures]
+
+Writes one file per entry of figures.FIGURES, values.json (values.VALUES), visualizer.json (the recorded
+traces with each token's fate and the palette), playground.json (the Playground's presets, measured points
+and race timings). Each records the sha256 of the artifacts it was built
+from, relative to the docs folder (the parent of --out); the MkDocs hook refuses stale ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+from specdec.fileio import sha256_file, write_json_atomic
+
+from . import contract
+from .figures import CHART_LAYOUT, FIGURES, PALETTE, pick
+from .values import compute_values
+
+ROOT = Path(__file__).resolve().parents[1]
+STAGES = ("traces", "benchmark", "policies", "exactness")
+
+
+def load_artifacts(data_dir: Path) -> dict:
+    artifacts = {}
+    for stage in STAGES:
+        path = data_dir / f"{stage}.json"
+        if not path.is_file():
+            raise SystemExit(f"error: {path} is missing: run `python scripts/build_data.py` first")
+        artifacts[stage] = json.loads(path.read_text())
+    return artifacts
+
+
+def step_fates(step: dict) -> dict:
+    """Each drafted token's fate, and the fate of the step's own extra token: computed here, once."""
+    n = step["n_accepted"]
+    fates = ["accepted" if j < n else ("rejected" if j == n else "not evaluated") for j in range(step["k"])]
+    if len(step["emitted"]) <= n:
+        extra = None  # cut at an end-of-sequence token inside the accepted prefix
+    else:
+        extra = "bonus" if step["bonus_token"] is not None else "resampled"
+    return {"fates": fates, "extra_fate": extra}
+
+
+def visualizer_runs(artifacts: dict) -> list:
+    keep = ("id", "domain", "mode", "policy", "prompt", "sampling", "vocab", "equals_target_greedy")
+    runs = []
+    for r in artifacts["traces"]["runs"]:
+        trace = {**r["trace"], "steps": [{**s, **step_fates(s)} for s in r["trace"]["steps"]]}
+        runs.append({**{k: r.get(k, "fixed") for k in keep}, "trace": trace})
+    return runs
+
+
+def visible(text: str) -> str:
+    """Whitespace made visible, as the visualizer shows it."""
+    return text.replace("\n", "↵").replace("\t", "⇥").replace(" ", "␣")
+
+
+def real_position_preset(artifacts: dict, n_tokens: int = 6) -> dict:
+    """p and q of a recorded sampled step's first rejected position, over its n most likely tokens."""
+    for run in artifacts["traces"]["runs"]:
+        if run["mode"] != "sampled":
+            continue
+        for step in run["trace"]["steps"]:
+            j = step["n_accepted"]
+            if j >= step["k"]:
+                continue
+            p = dict(zip(step["top_p"][j]["ids"], step["top_p"][j]["probs"]))
+            q = dict(zip(step["top_q"][j]["ids"], step["top_q"][j]["probs"]))
+            ids = sorted(set(p) | set(q), key=lambda i: -(p.get(i, 0) + q.get(i, 0)))[:n_tokens]
+            labels = [visible(run["vocab"].get(str(i), f"#{i}")) for i in ids]
+            return {"name": f"a real position ({run['id']}, step {step['step'] + 1})", "labels": labels,
+                    "p": [p.get(i, 0.0) for i in ids], "q": [q.get(i, 0.0) for i in ids],
+                    "hint": f"The target's p and the draft's q at the rejected position of a recorded run, over its "
+                            f"{len(ids)} most likely tokens (renormalized over them). The draft proposed "
+                            f"{visible(run['vocab'].get(str(step['draft_tokens'][j]), '?'))!r}."}
+    raise ValueError("no sampled trace step with a rejection to take a real position from")
+
+
+def playground_data(artifacts: dict) -> dict:
+    from specdec.exact import COUNTEREXAMPLE_P, COUNTEREXAMPLE_Q
+
+    letters = ["A", "B", "C", "D", "E", "F"]
+    presets = [
+        {"name": "q = p", "labels": letters, "p": [0.35, 0.25, 0.2, 0.1, 0.06, 0.04], "q": [0.35, 0.25, 0.2, 0.1, 0.06, 0.04],
+         "hint": "Try this: the draft is the target. Every draft is accepted (β = 1) and no residual is needed."},
+        {"name": "disjoint supports", "labels": letters, "p": [0.5, 0.3, 0.2, 0, 0, 0], "q": [0, 0, 0, 0.5, 0.3, 0.2],
+         "hint": "Try this: q puts its mass where p has none. Every draft is rejected (β = 0) and the residual carries "
+                 "all of p back: the output is still exactly p."},
+        {"name": "the counterexample (math page, eq. 9)", "labels": ["token 0", "token 1", "token 2", "token 3", "token 4"],
+         "p": list(COUNTEREXAMPLE_P[0]) + [0, 0], "q": list(COUNTEREXAMPLE_Q[0]) + [0, 0],
+         "hint": "Try this: switch the rule to the wrong residual. The exact output becomes (0.4, 0.24, 0.36) instead of p."},
+        real_position_preset(artifacts),
+    ]
+    b = artifacts["benchmark"]
+    code = pick(b["sweeps"], "code", "greedy")
+    best = max(code["spec"], key=lambda r: r["speedup"]["median"])
+    kmax = code["spec"][-1]
+    measured = [{"label": f"{s['domain']}, {s['mode']}", "domain": s["domain"], "mode": s["mode"],
+                 "k": [r["k"] for r in s["spec"]], "speedup": [r["speedup"]["median"] for r in s["spec"]]}
+                for s in b["sweeps"]]
+    speedup = {"defaults": {"alpha": round(best["alpha"], 2), "c": round(best["c"], 3), "k": best["k"],
+                            "verify_slope": round(max(0.0, (kmax["verify_cost"] - 1) / kmax["k"]), 3)},
+               "measured": measured}
+    races = []
+    for run in artifacts["traces"]["runs"]:
+        if run["mode"] != "greedy" or not run.get("target_seconds") or not run.get("equals_target_greedy"):
+            continue
+        steps = run["trace"]["steps"]
+        step_total = sum(s["draft_seconds"] + s["verify_seconds"] for s in steps) or 1.0
+        scale, elapsed, out = run["seconds"] / step_total, 0.0, []
+        for s in steps:
+            elapsed += (s["draft_seconds"] + s["verify_seconds"]) * scale
+            f = step_fates(s)
+            fates = [x for x in f["fates"] if x == "accepted"][: len(s["emitted"])]
+            fates += [f["extra_fate"]] if f["extra_fate"] else []
+            out.append({"end": elapsed, "tokens": [visible(run["vocab"].get(str(t), "?")) for t in s["emitted"]],
+                        "fates": fates[: len(s["emitted"])]})
+        policy = "fixed k = " + str(run["trace"]["k"]) if run.get("policy", "fixed") == "fixed" else f"{run['policy']}, k ≤ {run['trace']['k']}"
+        races.append({"label": f"{run['prompt']['id']} ({policy})", "target_seconds": run["target_seconds"],
+                      "spec_seconds": run["seconds"], "tokens": [visible(run["vocab"].get(str(t), "?")) for t in run["tokens"]],
+                      "steps": out})
+    if not races:
+        raise ValueError("no greedy trace with a recorded target-only time: rebuild the traces stage")
+    return {"rule": {"presets": presets}, "speedup": speedup, "race": {"runs": races}, "palette": PALETTE}
+
+
+def write_site_files(data_dir: Path, out: Path) -> list[str]:
+    import plotly
+
+    artifacts = load_artifacts(data_dir)
+    docs = out.resolve().parent
+    sources = {os.path.relpath((data_dir / f"{s}.json").resolve(), docs): sha256_file(data_dir / f"{s}.json")
+               for s in STAGES}
+    common = {"sources": sources, "plotly_version": plotly.__version__}
+    files = {}
+    for name, builder in FIGURES.items():
+        fig = json.loads(builder(artifacts).to_json())
+        fig["layout"].pop("template", None)  # the site themes figures itself (light/dark)
+        files[name] = {**common, "title": fig["layout"]["title"]["text"], "figure": fig}
+    files["values"] = {**common, "values": compute_values(artifacts)}
+    files["visualizer"] = {**common, "runs": visualizer_runs(artifacts), "palette": PALETTE, "layout": CHART_LAYOUT}
+    files["playground"] = {**common, **playground_data(artifacts)}
+    for name, data in files.items():
+        contract.check(name, data)
+        write_json_atomic(out / f"{name}.json", data)
+    return list(files)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python scripts/build_figures.py", description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cpu", help="which artifact folder under docs/data to plot")
+    parser.add_argument("--data", default=None, help="artifact folder (default docs/data/<device>)")
+    parser.add_argument("--out", default=str(ROOT / "docs" / "figures"))
+    args = parser.parse_args(argv)
+    data_dir = Path(args.data) if args.data else ROOT / "docs" / "data" / args.device
+    names = write_site_files(data_dir, Path(args.out))
+    print(f"[figures] wrote {len(names)} files ({len(FIGURES)} figures) to {args.out}")
+    return 0

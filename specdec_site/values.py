@@ -1,0 +1,294 @@
+"""Every number or string a page quotes, as an explicit table: marker name -> how it is computed.
+
+A page's [[val:NAME]] must name an entry of VALUES (the hook refuses any other). Values are formatted
+here, once, so that a page never rounds a number itself.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+
+from .figures import pick, predicted_from_tpp
+
+
+def fmt(x, digits: int = 2) -> str:
+    return f"{x:.{digits}f}"
+
+
+def _meta(a):
+    return a["benchmark"]["metadata"]
+
+
+def _sweep(domain: str, mode: str):
+    return lambda a: pick(a["benchmark"]["sweeps"], domain, mode)
+
+
+def _best(domain: str, mode: str, what: Callable) -> Callable:
+    """A number of the sweep row with the best median speedup of (domain, mode)."""
+    def value(a):
+        best = max(_sweep(domain, mode)(a)["spec"], key=lambda r: r["speedup"]["median"])
+        return what(best)
+    return value
+
+
+def _k1(domain, mode, what):
+    return lambda a: what(_sweep(domain, mode)(a)["spec"][0])
+
+
+def _kmax(domain, mode, what):
+    return lambda a: what(_sweep(domain, mode)(a)["spec"][-1])
+
+
+def _greedy_equal(domain):
+    def value(a):
+        s = _sweep(domain, "greedy")(a)
+        n = s["greedy_runs_checked"]
+        return f"{n} of {n}" if s["greedy_equal_all"] else "NOT ALL"
+    return value
+
+
+def _set(key: str, stat: str):
+    return lambda a: fmt(a["benchmark"]["code_set"]["summary"][key][stat])
+
+
+def _set_ratio(key: str):
+    return lambda a: fmt(a["benchmark"]["code_set"]["summary"][key])
+
+
+def _set_alpha(draft: str):
+    return lambda a: fmt(statistics.median([r["alpha"][draft] for r in a["benchmark"]["code_set"]["rows"]]))
+
+
+def _set_same_output(a):
+    same = [ok for r in a["benchmark"]["code_set"]["rows"] for ok in r["same_output_as_target"].values()]
+    return f"{sum(same)} of {len(same)}"
+
+
+def _trace_greedy_equal(a):
+    runs = [r for r in a["traces"]["runs"] if r["mode"] == "greedy"]
+    return f"{sum(bool(r['equals_target_greedy']) for r in runs)} of {len(runs)}"
+
+
+def _rule(rule: str, what: Callable):
+    return lambda a: what(a["exactness"]["rules"][rule])
+
+
+def _cx(key: str):
+    return lambda a: "(" + ", ".join(f"{x:.4g}" for x in a["exactness"]["counterexample"][key]) + ")"
+
+
+def _sweep_k_range(a):
+    ks = [r["k"] for r in a["benchmark"]["sweeps"][0]["spec"]]  # every sweep runs the same k values
+    return f"{ks[0]} … {ks[-1]}"
+
+
+def _build_minutes(a):
+    return fmt(sum(x["metadata"]["seconds"] for x in a.values()) / 60, 1)
+
+
+def _fixed_trace_k(a):
+    return next(r["trace"]["k"] for r in a["traces"]["runs"] if r.get("policy", "fixed") == "fixed")
+
+
+def _speedup(r):
+    return fmt(r["speedup"]["median"])
+
+
+def _pol(domain: str, variant: str, what: Callable):
+    return lambda a: what(a["policies"]["domains"][domain]["summary"][variant])
+
+
+def _ci(entry) -> str:
+    return f"{entry['ci95'][0]:.2f}–{entry['ci95'][1]:.2f}"
+
+
+def _pol_same_output(a):
+    runs = [v["same_output"] for d in a["policies"]["domains"].values() for r in d["rows"]
+            for name, v in r["variants"].items() if name != "hf_default"]
+    return f"{sum(runs)} of {len(runs)}"
+
+
+def _hf_same_output(a):
+    runs = [r["variants"]["hf_default"]["same_output"] for d in a["policies"]["domains"].values() for r in d["rows"]]
+    return f"{sum(runs)} of {len(runs)}"
+
+
+VALUES: dict[str, Callable] = {
+    # provenance
+    "device": lambda a: _meta(a)["device"]["name"],
+    "device_type": lambda a: _meta(a)["device"]["type"],
+    "threads": lambda a: _meta(a)["device"]["threads"],
+    "dtype": lambda a: _meta(a)["dtype"],
+    "kernels": lambda a: _meta(a)["kernels"],
+    "date": lambda a: _meta(a)["date"][:10],
+    "torch": lambda a: _meta(a)["versions"]["torch"],
+    "transformers": lambda a: _meta(a)["versions"]["transformers"],
+    "python": lambda a: _meta(a)["versions"]["python"],
+    "specdec": lambda a: _meta(a)["versions"]["specdec"],
+    "target": lambda a: _meta(a)["models"]["target"]["upstream"],
+    "draft": lambda a: _meta(a)["models"]["draft"]["upstream"],
+    "target_sha": lambda a: _meta(a)["models"]["target"].get("gguf_sha256", "-")[:16],
+    "draft_sha": lambda a: _meta(a)["models"]["draft"].get("gguf_sha256", "-")[:16],
+    "command": lambda a: _meta(a)["command"],
+    "seed": lambda a: _meta(a)["seed"],
+    "code_sha": lambda a: _meta(a)["code_sha256"][:16],
+    "draft_variant": lambda a: a["benchmark"]["draft_variant"],
+    "build_minutes": _build_minutes,
+    # the k sweep
+    "reps": lambda a: len(a["benchmark"]["sweeps"][0]["target_only"]["seconds"]["values"]),
+    "sweep_tokens": lambda a: a["benchmark"]["sweeps"][0]["new_tokens"],
+    "sweep_k_range": _sweep_k_range,
+    "sampled_temperature": lambda a: _sweep("code", "sampled")(a)["sampling"]["temperature"],
+    "code_greedy_best_k": _best("code", "greedy", lambda r: r["k"]),
+    "code_greedy_best_speedup": _best("code", "greedy", _speedup),
+    "code_greedy_best_alpha": _best("code", "greedy", lambda r: fmt(r["alpha"])),
+    "code_greedy_best_c": _best("code", "greedy", lambda r: fmt(r["c"], 3)),
+    "code_greedy_best_verify_cost": _best("code", "greedy", lambda r: fmt(r["verify_cost"])),
+    "code_greedy_best_tpp": _best("code", "greedy", lambda r: fmt(r["tokens_per_target_pass"])),
+    "code_greedy_best_expected_tpp": _best("code", "greedy", lambda r: fmt(r["expected_tokens_per_pass"])),
+    "code_greedy_best_predicted": _best("code", "greedy", lambda r: fmt(r["predicted_speedup_with_verify_cost"])),
+    "code_greedy_best_predicted_leviathan": _best("code", "greedy", lambda r: fmt(r["predicted_speedup"])),
+    "code_greedy_best_measured_over_predicted": _best(
+        "code", "greedy", lambda r: fmt(r["speedup"]["median"] / r["predicted_speedup_with_verify_cost"])),
+    "code_greedy_best_predicted_tpp": _best("code", "greedy", lambda r: fmt(predicted_from_tpp(r))),
+    "code_greedy_best_measured_over_predicted_tpp": _best(
+        "code", "greedy", lambda r: fmt(r["speedup"]["median"] / predicted_from_tpp(r))),
+    "code_greedy_k1": _k1("code", "greedy", lambda r: r["k"]),
+    "code_greedy_k1_speedup": _k1("code", "greedy", _speedup),
+    "code_greedy_kmax": _kmax("code", "greedy", lambda r: r["k"]),
+    "code_greedy_kmax_speedup": _kmax("code", "greedy", _speedup),
+    "code_greedy_kmax_verify_cost": _kmax("code", "greedy", lambda r: fmt(r["verify_cost"])),
+    "code_greedy_greedy_equal": _greedy_equal("code"),
+    "code_sampled_best_speedup": _best("code", "sampled", _speedup),
+    "prose_greedy_best_k": _best("prose", "greedy", lambda r: r["k"]),
+    "prose_greedy_best_speedup": _best("prose", "greedy", _speedup),
+    "prose_greedy_best_alpha": _best("prose", "greedy", lambda r: fmt(r["alpha"])),
+    "prose_greedy_best_tpp": _best("prose", "greedy", lambda r: fmt(r["tokens_per_target_pass"])),
+    "prose_greedy_kmax": _kmax("prose", "greedy", lambda r: r["k"]),
+    "prose_greedy_kmax_alpha": _kmax("prose", "greedy", lambda r: fmt(r["alpha"])),
+    "prose_greedy_kmax_speedup": _kmax("prose", "greedy", _speedup),
+    "prose_greedy_greedy_equal": _greedy_equal("prose"),
+    "prose_sampled_best_speedup": _best("prose", "sampled", _speedup),
+    # the code set beside Hugging Face
+    "set_k": lambda a: a["benchmark"]["code_set"]["k"],
+    "set_prompts": lambda a: len(a["benchmark"]["code_set"]["rows"]),
+    "set_tokens": lambda a: a["benchmark"]["code_set"]["new_tokens"],
+    "set_ours_int8_median": _set("ours_int8", "median"),
+    "set_ours_int8_best": _set("ours_int8", "best"),
+    "set_ours_int8_worst": _set("ours_int8", "worst"),
+    "set_ours_fp32_median": _set("ours_fp32", "median"),
+    "set_ours_fp32_best": _set("ours_fp32", "best"),
+    "set_ours_fp32_worst": _set("ours_fp32", "worst"),
+    "set_hf_assisted_constant_median": _set("hf_assisted_constant", "median"),
+    "set_hf_assisted_constant_best": _set("hf_assisted_constant", "best"),
+    "set_hf_assisted_constant_worst": _set("hf_assisted_constant", "worst"),
+    "set_hf_assisted_default_median": _set("hf_assisted_default", "median"),
+    "set_hf_assisted_default_best": _set("hf_assisted_default", "best"),
+    "set_hf_assisted_default_worst": _set("hf_assisted_default", "worst"),
+    "set_ours_fp32_over_hf_constant": _set_ratio("ours_fp32_over_hf_constant"),
+    "set_ours_int8_over_hf_constant": _set_ratio("ours_int8_over_hf_constant"),
+    "set_alpha_fp32_median": _set_alpha("fp32"),
+    "set_alpha_int8_median": _set_alpha("int8"),
+    "set_same_output": _set_same_output,
+    # choosing k: the policies stage on public prompts
+    "pol_tokens": lambda a: a["policies"]["new_tokens"],
+    "pol_code_prompts": lambda a: len(a["policies"]["domains"]["code"]["rows"]),
+    "pol_prose_prompts": lambda a: len(a["policies"]["domains"]["prose"]["rows"]),
+    "pol_code_source": lambda a: a["policies"]["domains"]["code"]["source"]["name"],
+    "pol_code_licence": lambda a: a["policies"]["domains"]["code"]["source"]["licence"],
+    "pol_prose_source": lambda a: a["policies"]["domains"]["prose"]["source"]["name"],
+    "pol_prose_licence": lambda a: a["policies"]["domains"]["prose"]["source"]["licence"],
+    "pol_code_first": lambda a: a["policies"]["domains"]["code"]["rows"][0]["prompt"],
+    "pol_code_last": lambda a: a["policies"]["domains"]["code"]["rows"][-1]["prompt"],
+    "pol_prose_first": lambda a: a["policies"]["domains"]["prose"]["rows"][0]["prompt"],
+    "pol_prose_last": lambda a: a["policies"]["domains"]["prose"]["rows"][-1]["prompt"],
+    "pol_same_output": _pol_same_output,
+    "pol_hf_same_output": _hf_same_output,
+    "pol_code_hf_default_median": _pol("code", "hf_default", lambda e: fmt(e["median"])),
+    "pol_code_hf_default_ci": _pol("code", "hf_default", _ci),
+    "pol_code_fixed_median": _pol("code", "fixed", lambda e: fmt(e["median"])),
+    "pol_code_fixed_ci": _pol("code", "fixed", _ci),
+    "pol_code_fixed_over_hf": _pol("code", "fixed", lambda e: fmt(e["over_hf_default"]["median"])),
+    "pol_code_fixed_over_hf_ci": _pol("code", "fixed", lambda e: _ci(e["over_hf_default"])),
+    "pol_code_fixed_over_oracle": _pol("code", "fixed", lambda e: fmt(e["measured_over_oracle"]["median"])),
+    "pol_code_confidence_median": _pol("code", "confidence", lambda e: fmt(e["median"])),
+    "pol_code_confidence_ci": _pol("code", "confidence", _ci),
+    "pol_code_confidence_over_hf": _pol("code", "confidence", lambda e: fmt(e["over_hf_default"]["median"])),
+    "pol_code_confidence_over_hf_ci": _pol("code", "confidence", lambda e: _ci(e["over_hf_default"])),
+    "pol_code_confidence_over_oracle": _pol("code", "confidence", lambda e: fmt(e["measured_over_oracle"]["median"])),
+    "pol_code_heuristic_median": _pol("code", "heuristic", lambda e: fmt(e["median"])),
+    "pol_code_heuristic_ci": _pol("code", "heuristic", _ci),
+    "pol_code_heuristic_over_hf": _pol("code", "heuristic", lambda e: fmt(e["over_hf_default"]["median"])),
+    "pol_code_heuristic_over_hf_ci": _pol("code", "heuristic", lambda e: _ci(e["over_hf_default"])),
+    "pol_code_heuristic_over_oracle": _pol("code", "heuristic", lambda e: fmt(e["measured_over_oracle"]["median"])),
+    "pol_code_adaptive_median": _pol("code", "adaptive", lambda e: fmt(e["median"])),
+    "pol_code_adaptive_ci": _pol("code", "adaptive", _ci),
+    "pol_code_adaptive_over_hf": _pol("code", "adaptive", lambda e: fmt(e["over_hf_default"]["median"])),
+    "pol_code_adaptive_over_hf_ci": _pol("code", "adaptive", lambda e: _ci(e["over_hf_default"])),
+    "pol_code_adaptive_over_oracle": _pol("code", "adaptive", lambda e: fmt(e["measured_over_oracle"]["median"])),
+    "pol_code_adaptive_ngram_median": _pol("code", "adaptive_ngram", lambda e: fmt(e["median"])),
+    "pol_code_adaptive_ngram_ci": _pol("code", "adaptive_ngram", _ci),
+    "pol_code_adaptive_ngram_over_hf": _pol("code", "adaptive_ngram", lambda e: fmt(e["over_hf_default"]["median"])),
+    "pol_code_adaptive_ngram_over_hf_ci": _pol("code", "adaptive_ngram", lambda e: _ci(e["over_hf_default"])),
+    "pol_code_adaptive_ngram_over_oracle": _pol("code", "adaptive_ngram", lambda e: fmt(e["measured_over_oracle"]["median"])),
+    "pol_code_adaptive_hybrid_median": _pol("code", "adaptive_hybrid", lambda e: fmt(e["median"])),
+    "pol_code_adaptive_hybrid_ci": _pol("code", "adaptive_hybrid", _ci),
+    "pol_code_adaptive_hybrid_over_hf": _pol("code", "adaptive_hybrid", lambda e: fmt(e["over_hf_default"]["median"])),
+    "pol_code_adaptive_hybrid_over_hf_ci": _pol("code", "adaptive_hybrid", lambda e: _ci(e["over_hf_default"])),
+    "pol_code_adaptive_hybrid_over_oracle": _pol("code", "adaptive_hybrid", lambda e: fmt(e["measured_over_oracle"]["median"])),
+    "pol_prose_hf_default_median": _pol("prose", "hf_default", lambda e: fmt(e["median"])),
+    "pol_prose_hf_default_ci": _pol("prose", "hf_default", _ci),
+    "pol_prose_fixed_median": _pol("prose", "fixed", lambda e: fmt(e["median"])),
+    "pol_prose_fixed_ci": _pol("prose", "fixed", _ci),
+    "pol_prose_fixed_over_hf": _pol("prose", "fixed", lambda e: fmt(e["over_hf_default"]["median"])),
+    "pol_prose_fixed_over_hf_ci": _pol("prose", "fixed", lambda e: _ci(e["over_hf_default"])),
+    "pol_prose_fixed_over_oracle": _pol("prose", "fixed", lambda e: fmt(e["measured_over_oracle"]["median"])),
+    "pol_prose_confidence_median": _pol("prose", "confidence", lambda e: fmt(e["median"])),
+    "pol_prose_confidence_ci": _pol("prose", "confidence", _ci),
+    "pol_prose_confidence_over_hf": _pol("prose", "confidence", lambda e: fmt(e["over_hf_default"]["median"])),
+    "pol_prose_confidence_over_hf_ci": _pol("prose", "confidence", lambda e: _ci(e["over_hf_default"])),
+    "pol_prose_confidence_over_oracle": _pol("prose", "confidence", lambda e: fmt(e["measured_over_oracle"]["median"])),
+    "pol_prose_heuristic_median": _pol("prose", "heuristic", lambda e: fmt(e["median"])),
+    "pol_prose_heuristic_ci": _pol("prose", "heuristic", _ci),
+    "pol_prose_heuristic_over_hf": _pol("prose", "heuristic", lambda e: fmt(e["over_hf_default"]["median"])),
+    "pol_prose_heuristic_over_hf_ci": _pol("prose", "heuristic", lambda e: _ci(e["over_hf_default"])),
+    "pol_prose_heuristic_over_oracle": _pol("prose", "heuristic", lambda e: fmt(e["measured_over_oracle"]["median"])),
+    "pol_prose_adaptive_median": _pol("prose", "adaptive", lambda e: fmt(e["median"])),
+    "pol_prose_adaptive_ci": _pol("prose", "adaptive", _ci),
+    "pol_prose_adaptive_over_hf": _pol("prose", "adaptive", lambda e: fmt(e["over_hf_default"]["median"])),
+    "pol_prose_adaptive_over_hf_ci": _pol("prose", "adaptive", lambda e: _ci(e["over_hf_default"])),
+    "pol_prose_adaptive_over_oracle": _pol("prose", "adaptive", lambda e: fmt(e["measured_over_oracle"]["median"])),
+    "pol_prose_adaptive_ngram_median": _pol("prose", "adaptive_ngram", lambda e: fmt(e["median"])),
+    "pol_prose_adaptive_ngram_ci": _pol("prose", "adaptive_ngram", _ci),
+    "pol_prose_adaptive_ngram_over_hf": _pol("prose", "adaptive_ngram", lambda e: fmt(e["over_hf_default"]["median"])),
+    "pol_prose_adaptive_ngram_over_hf_ci": _pol("prose", "adaptive_ngram", lambda e: _ci(e["over_hf_default"])),
+    "pol_prose_adaptive_ngram_over_oracle": _pol("prose", "adaptive_ngram", lambda e: fmt(e["measured_over_oracle"]["median"])),
+    "pol_prose_adaptive_hybrid_median": _pol("prose", "adaptive_hybrid", lambda e: fmt(e["median"])),
+    "pol_prose_adaptive_hybrid_ci": _pol("prose", "adaptive_hybrid", _ci),
+    "pol_prose_adaptive_hybrid_over_hf": _pol("prose", "adaptive_hybrid", lambda e: fmt(e["over_hf_default"]["median"])),
+    "pol_prose_adaptive_hybrid_over_hf_ci": _pol("prose", "adaptive_hybrid", lambda e: _ci(e["over_hf_default"])),
+    "pol_prose_adaptive_hybrid_over_oracle": _pol("prose", "adaptive_hybrid", lambda e: fmt(e["measured_over_oracle"]["median"])),
+    # traces
+    "trace_greedy_equal": _trace_greedy_equal,
+    "trace_k": _fixed_trace_k,
+    "trace_runs": lambda a: len(a["traces"]["runs"]),
+    # exactness
+    "exact_correct_tv": _rule("correct", lambda r: fmt(r["tv_distance"], 4)),
+    "exact_correct_p": _rule("correct", lambda r: f"{r['p_value']:.3g}"),
+    "exact_correct_samples": _rule("correct", lambda r: f"{r['samples']:,}"),
+    "exact_naive_residual_tv": _rule("naive_residual", lambda r: fmt(r["tv_distance"], 4)),
+    "exact_naive_residual_p": _rule("naive_residual", lambda r: f"{r['p_value']:.3g}"),
+    "exact_naive_residual_samples": _rule("naive_residual", lambda r: f"{r['samples']:,}"),
+    "cx_correct": _cx("correct"),
+    "cx_naive_residual": _cx("naive_residual"),
+    "exact_sequences": lambda a: len(a["exactness"]["sequences"]),
+    "exact_vocab": lambda a: a["exactness"]["setup"]["vocab"],
+    "exact_new_tokens": lambda a: a["exactness"]["setup"]["new_tokens"],
+    "exact_k": lambda a: a["exactness"]["setup"]["k"],
+    "exact_temperature": lambda a: a["exactness"]["setup"]["temperature"],
+}
+
+
+def compute_values(artifacts: dict) -> dict:
+    return {name: fn(artifacts) for name, fn in VALUES.items()}

@@ -1,0 +1,222 @@
+"""The Playground in a real browser: its controls, its statistics, and that its JS rule is the Python rule.
+
+The JS rule (docs/assets/playground.js) and `specdec.verify_draft` get the same (p, q, drafts, uniforms) and
+must emit the same tokens; the JS exact output distribution must equal `specdec.exact.first_token_distribution`.
+Also: every page of the site fits a 375 px wide screen, and the controls work from the keyboard.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from browser import SHOTS, needs_chromium, open_page
+
+from specdec import residual_distribution, verify_draft
+from specdec.exact import first_token_distribution, naive_residual
+
+pytestmark = needs_chromium
+
+PAGES = ["", "visualizer/", "playground/", "benchmark/", "math/", "exactness/", "notebooks/walkthrough/", "reproduce/",
+         "source/"]
+
+
+@pytest.fixture(scope="module")
+def playground(site, browser):
+    page, log = open_page(browser, site + "playground/")
+    page.wait_for_selector("#pg-rule-chart .main-svg")
+    yield page, log
+    assert log["errors"] == [], log["errors"]
+    foreign = [u for u in log["requests"] if not u.startswith(site) and not u.startswith("data:")]
+    assert foreign == [], foreign
+    page.close()
+
+
+def chart(page, div_id):
+    return page.evaluate(f"() => JSON.stringify(document.getElementById('{div_id}').data)")
+
+
+def random_cases(n, seed):
+    gen = torch.Generator().manual_seed(seed)
+    cases = []
+    for i in range(n):
+        V, k = int(torch.randint(2, 8, (1,), generator=gen)), i % 3 + 1
+        p = torch.softmax(torch.randn(k + 1, V, generator=gen, dtype=torch.float64) * 2, -1)
+        q = torch.softmax(torch.randn(k, V, generator=gen, dtype=torch.float64) * 2, -1)
+        if i % 4 == 0:  # sparse rows: supports that only partly overlap
+            p[:, 0] = 0
+            q[:, -1] = 0
+            p, q = p / p.sum(-1, keepdim=True), q / q.sum(-1, keepdim=True)
+        drafts = torch.stack([torch.multinomial(q[j], 1, generator=gen)[0] for j in range(k)])
+        uniforms = torch.rand(k, generator=gen, dtype=torch.float64)
+        cases.append((p, q, drafts, uniforms, float(torch.rand(1, generator=gen, dtype=torch.float64))))
+    return cases
+
+
+def inverse_cdf(probs: torch.Tensor, u: float) -> int:
+    """The same inverse-CDF draw as the page's drawIndex."""
+    acc = 0.0
+    for i, x in enumerate(probs.tolist()):
+        acc += x
+        if u < acc:
+            return i
+    return max(i for i, x in enumerate(probs.tolist()) if x > 0)
+
+
+@pytest.mark.parametrize("rule", ["correct", "naive"])
+def test_js_rule_emits_the_same_tokens_as_verify_draft(playground, rule):
+    page, _ = playground
+    cases = random_cases(150, seed=3 if rule == "correct" else 4)
+    payload = [{"p": p.tolist(), "q": q.tolist(), "drafts": d.tolist(), "u": u.tolist(), "uExtra": ux}
+               for p, q, d, u, ux in cases]
+    js = page.evaluate("""([cases, rule]) => cases.map(c => window.specdecPlayground.verify(
+        c.p, c.q, c.drafts, c.u, c.uExtra, rule))""", [payload, rule])
+    for (p, q, drafts, uniforms, u_extra), got in zip(cases, js):
+        result = verify_draft(drafts, q, p, torch.Generator(), uniforms=uniforms,
+                              **({"residual_fn": naive_residual} if rule == "naive" else {}))
+        n = result.n_accepted
+        source = result.residual if result.residual is not None else p[n]
+        tokens = drafts[:n].tolist() + [inverse_cdf(source, u_extra)]
+        assert got["n_accepted"] == n and got["tokens"] == tokens
+        assert got["accept_probs"] == pytest.approx(result.accept_probs.tolist(), abs=1e-12)
+        if result.residual is not None:
+            assert got["residual"] == pytest.approx(result.residual.tolist(), abs=1e-12)
+
+
+@pytest.mark.parametrize("rule", ["correct", "naive"])
+def test_js_exact_output_equals_first_token_distribution(playground, rule):
+    page, _ = playground
+    cases = random_cases(120, seed=5)
+    payload = [{"p": p[0].tolist(), "q": q[0].tolist()} for p, q, *_ in cases]
+    js = page.evaluate("""([cases, rule]) => cases.map(c => window.specdecPlayground.exactOutput(c.p, c.q, rule))""",
+                       [payload, rule])
+    worst = 0.0
+    for (p, q, *_), got in zip(cases, js):
+        expected = first_token_distribution(p[:2], q[:1], naive_residual if rule == "naive" else residual_distribution)
+        worst = max(worst, float((torch.tensor(got, dtype=torch.float64) - expected).abs().max()))
+    assert worst < 1e-9
+
+
+def test_sliders_change_the_plotted_data(playground):
+    page, _ = playground
+    page.select_option("#pg-preset", "0")
+    before = chart(page, "pg-rule-chart")
+    for which in ("p", "q"):
+        page.fill(f"#pg-{which}-0", "0.8")
+        after = chart(page, "pg-rule-chart")
+        assert after != before, which
+        before = after
+    row = page.evaluate("() => Array.from(document.querySelectorAll('#pg-p-0, #pg-p-1')).map(i => +i.value)")
+    assert row[0] == pytest.approx(0.8)
+    speed_before = chart(page, "pg-speedup-chart")
+    for slider_id in ("pg-alpha", "pg-c", "pg-k", "pg-v"):
+        page.fill(f"#{slider_id}", page.eval_on_selector(f"#{slider_id}", "e => String((+e.min + +e.max) / 2)"))
+        now = chart(page, "pg-speedup-chart")
+        assert now != speed_before, slider_id
+        speed_before = now
+    assert "use k =" in page.inner_text("#pg-speedup-readout")
+
+
+def test_sampling_passes_with_the_rule_and_fails_with_the_wrong_residual(playground):
+    page, _ = playground
+    page.select_option("#pg-preset", "2")  # the counterexample
+    page.fill("#pg-n", "100000")
+    page.select_option("#pg-rule", "correct")
+    page.click("#pg-sample")
+    correct = float(page.get_attribute("#pg-sample-result", "data-pvalue"))
+    first = chart(page, "pg-rule-chart")
+    page.click("#pg-sample")  # same seed, same draws
+    assert chart(page, "pg-rule-chart") == first
+    page.select_option("#pg-rule", "naive")
+    page.click("#pg-sample")
+    wrong = float(page.get_attribute("#pg-sample-result", "data-pvalue"))
+    assert correct > 1e-3, page.inner_text("#pg-sample-result")
+    assert wrong < 1e-6, page.inner_text("#pg-sample-result")
+    page.select_option("#pg-rule", "correct")
+
+
+def test_degenerate_input_shows_a_message_not_a_broken_plot(playground):
+    page, log = playground
+    page.select_option("#pg-preset", "0")
+    # The sliders renormalise, so q cannot reach all-zero through them; set it directly.
+    page.evaluate("() => { const p = window.specdecPlayground.panels[0]; p.q = p.q.map(() => 0); p.render(); }")
+    assert "q has no mass" in page.inner_text("#pg-rule-message")
+    page.select_option("#pg-preset", "0")  # q = p: no residual needed
+    assert "every draft is accepted" in page.inner_text("#pg-beta")
+    page.fill("#pg-n", "5")
+    page.click("#pg-sample")
+    assert "N must be" in page.inner_text("#pg-sample-result")
+    page.fill("#pg-n", "100000")
+    assert log["errors"] == []
+
+
+def test_keyboard_operates_the_controls(playground):
+    page, _ = playground
+    page.select_option("#pg-preset", "0")
+    page.focus("#pg-p-1")
+    before = float(page.input_value("#pg-p-1"))
+    page.keyboard.press("ArrowRight")
+    assert float(page.input_value("#pg-p-1")) > before
+    page.focus("#pg-n")
+    page.keyboard.press("Tab")
+    page.keyboard.press("Tab")
+    assert page.evaluate("() => document.activeElement.id") == "pg-sample"
+    page.keyboard.press("Enter")
+    assert "draws" in page.inner_text("#pg-sample-result")
+    for control in page.query_selector_all(".pg-panel input, .pg-panel select, .pg-panel button"):
+        has_label = page.evaluate("""e => !!(e.getAttribute('aria-label') || (e.id && document.querySelector(`label[for="${e.id}"]`))
+            || e.textContent.trim())""", control)
+        assert has_label, control.get_attribute("id")
+
+
+def test_race_replays_the_measured_run(playground):
+    page, _ = playground
+    data = json.loads(page.inner_text("#specdec-playground-data") or page.evaluate(
+        "() => document.getElementById('specdec-playground-data').textContent"))
+    run = data["race"]["runs"][0]
+    page.select_option("#pg-race-speed", "4")
+    page.click("#pg-race-play")
+    page.wait_for_function("() => document.getElementById('pg-race-status').textContent.includes('as measured')",
+                           timeout=int(run["target_seconds"] / 4 * 1000 + 20000))
+    ratio = f"{run['target_seconds'] / run['spec_seconds']:.2f}×"
+    assert ratio in page.inner_text("#pg-race-status")
+    fates = page.evaluate("() => Array.from(document.querySelectorAll('#pg-lane-spec .pg-tok')).map(s => s.title)")
+    assert fates and set(fates) <= {"accepted", "bonus", "resampled"}
+    assert page.locator("#pg-lane-target .pg-tok").count() == len(run["tokens"])
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "playground.png"), full_page=True)
+
+
+@pytest.mark.parametrize("path", PAGES, ids=lambda p: p or "home")
+def test_every_page_fits_a_phone_screen(site, browser, path):
+    page, log = open_page(browser, site + path, width=375, height=800)
+    page.wait_for_timeout(300)
+    width = page.evaluate("() => document.documentElement.scrollWidth")
+    assert width <= 375, f"{path or 'home'} is {width} px wide at 375 px"
+    assert log["errors"] == []
+    if path in ("playground/", "visualizer/"):
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / f"phone_{path.strip('/')}.png"), full_page=True)
+    page.close()
+
+
+def test_playground_rethemes_with_the_palette(playground):
+    page, log = playground
+    color = lambda: page.evaluate("() => document.getElementById('pg-speedup-chart')._fullLayout.font.color")  # noqa: E731
+    first = color()
+    page.click("label.md-header__button[for^='__palette']:visible")
+    page.wait_for_function(f"document.getElementById('pg-speedup-chart')._fullLayout.font.color !== {json.dumps(first)}")
+    assert log["errors"] == []
+
+
+def test_visualizer_navigation_is_one_row_and_tick_labels_are_readable(site, browser):
+    page, log = open_page(browser, site + "visualizer/", width=375, height=800)
+    page.wait_for_selector("#sv-chart-pq .main-svg")
+    tops = [page.locator(sel).bounding_box()["y"] for sel in ("#sv-prev", "#sv-slider", "#sv-next")]
+    assert max(tops) - min(tops) < 12, f"prev / slider / next are not on one row: {tops}"
+    layout = page.evaluate("() => document.getElementById('sv-chart-pq').layout.xaxis")
+    assert layout["tickangle"] == 0 and all(len(t.replace(" ◀", "")) <= 8 for t in layout["ticktext"])
+    assert not any(t.strip() == "" for t in layout["ticktext"]), "a whitespace token has an invisible label"
+    assert log["errors"] == []
+    page.close()

@@ -1,0 +1,217 @@
+"""Draft-length policies and drafters: every combination stays exact, and each does what it says.
+
+Exactness three ways for policies and drafters: exact enumeration (one-hot q, the n-gram drafter's),
+chi-square of sampled sequences from tiny models for every policy and every drafter (the wrong residual
+still fails), greedy token equality on tiny models here and on the real pair in test_real_pair.py.
+"""
+
+import pytest
+import torch
+
+from specdec import (
+    AdaptivePolicy,
+    ConfidencePolicy,
+    HeuristicPolicy,
+    HybridDrafter,
+    NgramDrafter,
+    SamplingConfig,
+    autoregressive_generate,
+    speculative_generate,
+)
+from specdec.exact import chi_square_test, first_token_distribution, make_tiny_lm, naive_residual, sequence_distribution
+from specdec.policies import POLICIES, StepOutcome
+
+VOCAB, NEW, N_SAMPLES = 8, 3, 10_000
+PROMPT = torch.tensor([0, 3, 5, 3])  # "3" repeats: the n-gram drafter has proposals to make
+
+
+@pytest.fixture(scope="module")
+def models():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield make_tiny_lm(seed=11, vocab_size=VOCAB, init_scale=0.5), make_tiny_lm(seed=12, vocab_size=VOCAB, init_scale=0.5)
+    torch.set_num_threads(threads)
+
+
+def make_drafter(name, draft):
+    return {"model": draft, "ngram": NgramDrafter(), "hybrid": HybridDrafter(draft)}[name]
+
+
+# ---------------------------------------------------------------- exact enumeration
+
+
+def test_one_hot_q_is_exact_by_enumeration():
+    """The n-gram drafter's q is one-hot: acceptance p(x), residual norm(max(0, p - delta_x)): output p."""
+    gen = torch.Generator().manual_seed(7)
+    worst = 0.0
+    for trial in range(300):
+        V, k = int(torch.randint(2, 7, (1,), generator=gen)), trial % 4 + 1
+        p = torch.softmax(torch.randn(k + 1, V, generator=gen, dtype=torch.float64) * 2, -1)
+        if trial % 3 == 0:
+            p[0, int(torch.randint(V, (1,), generator=gen))] = 0.0  # a proposal the target never makes
+            p[0] /= p[0].sum()
+        x = torch.randint(V, (k,), generator=gen)
+        q = torch.nn.functional.one_hot(x, V).double()
+        worst = max(worst, float((first_token_distribution(p, q) - p[0]).abs().max()))
+    assert worst < 1e-9
+
+
+def test_for_one_hot_q_the_naive_residual_happens_to_coincide():
+    """With q = delta_x, alpha = p(x) and max(0, p - alpha delta_x) = max(0, p - delta_x) off x and 0 at x:
+    the wrong rule is harmless for prompt lookup (math page), so its power is shown with a model draft."""
+    p = torch.tensor([[0.5, 0.3, 0.2], [1 / 3, 1 / 3, 1 / 3]], dtype=torch.float64)
+    q = torch.tensor([[1.0, 0.0, 0.0]], dtype=torch.float64)
+    assert torch.allclose(first_token_distribution(p, q, naive_residual), p[0], atol=1e-12)
+    q_model = torch.tensor([[0.6, 0.1, 0.3]], dtype=torch.float64)
+    assert (first_token_distribution(p, q_model, naive_residual) - p[0]).abs().max() > 1e-2
+
+
+# ---------------------------------------------------------------- chi-square on tiny models
+
+
+def sample_counts(target, draft, k, policy, drafter, seed, sources=False, **kw):
+    """N_SAMPLES sequences at T = 1; with sources=True also how many steps each proposer drafted."""
+    gen = torch.Generator().manual_seed(seed)
+    counts, used = {}, {"ngram": 0, "model": 0}
+    for _ in range(N_SAMPLES):
+        result = speculative_generate(target, make_drafter(drafter, draft), PROMPT, max_new_tokens=NEW, k=k,
+                                      temperature=1.0, generator=gen, policy=policy, record=sources, record_top=0, **kw)
+        out = result[0] if sources else result
+        counts[tuple(out.tolist())] = counts.get(tuple(out.tolist()), 0) + 1
+        for step in result[1].steps if sources else ():
+            used[step.source] += step.k > 0
+    return (counts, used) if sources else counts
+
+
+# Each policy with the hybrid drafter, whose steps come from the n-gram lookup (one-hot q) when the sequence
+# has a match and from the model otherwise; the fixed policy with the model drafter is in
+# tests/test_statistical.py, the pure n-gram proposal's one-hot q is enumerated exactly above. ~2 min each.
+CASES = [pytest.param(policy, "hybrid", id=f"{policy}-hybrid") for policy in POLICIES if policy != "fixed"]
+
+
+@pytest.mark.parametrize("policy,drafter", CASES)
+def test_every_policy_and_drafter_samples_the_target_distribution(models, policy, drafter):
+    target, draft = models
+    exact = sequence_distribution(target, PROMPT, NEW, SamplingConfig(1.0))
+    counts, sources = sample_counts(target, draft, 3, policy, drafter, seed=99, sources=True)
+    assert sources["ngram"] > 1000 and sources["model"] > 1000, f"both proposers must be exercised: {sources}"
+    test = chi_square_test(counts, exact)
+    assert test["bins"] >= 10
+    assert test["p_value"] > 1e-3, test
+
+
+def test_the_wrong_residual_fails_with_the_adaptive_hybrid_drafter(models):
+    target, draft = models
+    exact = sequence_distribution(target, PROMPT, NEW, SamplingConfig(1.0))
+    test = chi_square_test(sample_counts(target, draft, 3, "adaptive", "hybrid", seed=99, residual_fn=naive_residual),
+                           exact)
+    assert test["p_value"] < 1e-6, test
+
+
+# ---------------------------------------------------------------- greedy equality, behaviour, errors
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("drafter", ["model", "ngram", "hybrid"])
+def test_greedy_equality_for_every_policy_and_drafter(policy, drafter):
+    target, draft = make_tiny_lm(seed=3, init_scale=0.3), make_tiny_lm(seed=4, init_scale=0.3)
+    prompt = torch.tensor([0, 5, 2, 7, 5, 2])
+    gen = torch.Generator().manual_seed(0)
+    ref = autoregressive_generate(target, prompt, max_new_tokens=30, temperature=0, generator=gen)
+    out, trace = speculative_generate(target, make_drafter(drafter, draft), prompt, max_new_tokens=30, k=6,
+                                      temperature=0, generator=gen, policy=policy, record=True,
+                                      check_cache_invariant=True)
+    assert out.tolist() == ref.tolist()
+    assert trace.policy == policy and all(s.k <= 6 for s in trace.steps)
+
+
+def test_policies_choose_different_lengths():
+    target, draft = make_tiny_lm(seed=3, init_scale=0.3), make_tiny_lm(seed=4, init_scale=0.3)
+    prompt = torch.tensor([0, 5, 2, 7])
+    lengths = {}
+    for policy in POLICIES:
+        _, trace = speculative_generate(target, draft, prompt, max_new_tokens=40, k=8, temperature=0,
+                                        generator=torch.Generator(), policy=policy, record=True)
+        lengths[policy] = [s.k for s in trace.steps]
+        if policy == "fixed":  # k every step, clamped only near max_new_tokens
+            assert lengths[policy][0] == 8 and all(s.k == s.budget for s in trace.steps)
+    assert len({tuple(v) for v in lengths.values()}) > 1, lengths
+    assert lengths["heuristic"][0] == 5
+
+
+def test_heuristic_schedule_follows_transformers():
+    policy = HeuristicPolicy(8)
+    assert policy.budget() == 5
+    policy.observe(StepOutcome("model", 5, 5, [], None, None, False))
+    assert policy.budget() == 7
+    policy.observe(StepOutcome("model", 7, 7, [], None, None, False))
+    assert policy.budget() == 8, "capped at k"
+    policy.observe(StepOutcome("model", 8, 2, [], None, None, False))
+    assert policy.budget() == 7
+
+
+def test_confidence_policy_stops_below_its_threshold():
+    policy = ConfidencePolicy(8, threshold=0.4)
+    assert policy.keep_drafting(1, 0.9, "model") and not policy.keep_drafting(2, 0.3, "model")
+
+
+def test_adaptive_policy_drafts_long_when_cheap_and_reliable_and_short_otherwise():
+    def run(policy, accept_rate, steps=60):
+        lengths = []
+        for step in range(steps):
+            budget, n = policy.budget(), 0
+            while n < budget:
+                n += 1
+                if not policy.keep_drafting(n, 0.95, "model"):
+                    break
+            n_acc = n if (step % 10) < accept_rate * 10 else 0
+            policy.observe(StepOutcome("model", n, n_acc, [0.95] * n, None, None, False))
+            lengths.append(n)
+        return sum(lengths[-20:]) / 20
+
+    cheap_good = run(AdaptivePolicy(16, draft_cost=0.02, verify_slope=0.01), accept_rate=1.0)
+    dear_bad = run(AdaptivePolicy(16, draft_cost=0.5, verify_slope=0.05), accept_rate=0.3)
+    assert cheap_good > 8 > dear_bad, (cheap_good, dear_bad)
+
+
+def test_pinned_adaptive_runs_replay_exactly(models):
+    target, draft = models
+
+    def once():
+        gen = torch.Generator().manual_seed(5)
+        return speculative_generate(target, draft, PROMPT, max_new_tokens=12, k=8, temperature=1.0, generator=gen,
+                                    policy=AdaptivePolicy(8, draft_cost=0.1, verify_slope=0.02)).tolist()
+    assert once() == once()
+
+
+def test_ngram_lookup_takes_the_latest_longest_match():
+    drafter = NgramDrafter(max_ngram=2)
+    assert drafter.lookup([1, 2, 3, 9, 1, 2, 4, 7, 1, 2], 3) == [4, 7, 1]
+    assert drafter.lookup([5, 6, 7], 3) == []
+    assert drafter.lookup([7, 7], 4) == [7]
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"policy": "bogus"}, "unknown draft-length policy 'bogus'"),
+    ({"k": 0}, "must be >= 1"),
+    ({"policy": "fixed", "k": 1.5}, "must be >= 1"),
+])
+def test_bad_policy_arguments_are_clear_errors(models, kwargs, message):
+    target, draft = models
+    args = {"max_new_tokens": 4, "k": 2, "temperature": 1.0, "generator": torch.Generator(), **kwargs}
+    with pytest.raises(ValueError, match=message):
+        speculative_generate(target, draft, PROMPT, **args)
+
+
+def test_bad_policy_constructors_are_clear_errors():
+    with pytest.raises(ValueError, match="draft_cost"):
+        AdaptivePolicy(4, draft_cost=float("nan"))
+    with pytest.raises(ValueError, match="must be >= 1"):
+        AdaptivePolicy(0)
+    with pytest.raises(ValueError, match="threshold"):
+        ConfidencePolicy(4, threshold=2)
+    with pytest.raises(ValueError, match="min_ngram"):
+        NgramDrafter(max_ngram=0)
+    with pytest.raises(TypeError, match="Drafter"):
+        speculative_generate(make_tiny_lm(1), "not a model", PROMPT, max_new_tokens=2, k=2, temperature=0,
+                             generator=torch.Generator())
