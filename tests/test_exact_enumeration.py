@@ -25,7 +25,6 @@ def random_dist(gen, V, sparse):
 def test_exact_first_token_distribution_equals_target_for_1200_pairs():
     gen = torch.Generator().manual_seed(1234)
     worst = 0.0
-    n_pairs = 0
     for trial in range(1200):
         V = int(torch.randint(2, 7, (1,), generator=gen))
         k = trial % 4 + 1
@@ -33,8 +32,6 @@ def test_exact_first_token_distribution_equals_target_for_1200_pairs():
         q = torch.stack([random_dist(gen, V, trial % 5 == 0) for _ in range(k)])
         dist = first_token_distribution(p, q)
         worst = max(worst, float((dist - p[0]).abs().max()))
-        n_pairs += 1
-    assert n_pairs >= 1000
     assert worst < 1e-9, f"largest deviation from p_target[0]: {worst}"
 
 

@@ -102,13 +102,16 @@ def test_sliders_change_the_plotted_data(playground):
     page, _ = playground
     page.select_option("#pg-preset", "0")
     before = chart(page, "pg-rule-chart")
-    for which in ("p", "q"):
-        page.fill(f"#pg-{which}-0", "0.8")
+    sliders = page.eval_on_selector_all("#pg-sliders input[type=range]", "es => es.map(e => e.id)")
+    assert len(sliders) == 12, sliders  # one per token, for p and for q
+    for slider_id in sliders:
+        page.fill(f"#{slider_id}", "0.8")
         after = chart(page, "pg-rule-chart")
-        assert after != before, which
+        assert after != before, slider_id
         before = after
-    row = page.evaluate("() => Array.from(document.querySelectorAll('#pg-p-0, #pg-p-1')).map(i => +i.value)")
-    assert row[0] == pytest.approx(0.8)
+        row = "p" if slider_id.startswith("pg-p-") else "q"
+        total = page.evaluate(f"() => window.specdecPlayground.panels[0].{row}.reduce((a, b) => a + b, 0)")
+        assert total == pytest.approx(1.0), "a row no longer sums to one"
     speed_before = chart(page, "pg-speedup-chart")
     for slider_id in ("pg-alpha", "pg-c", "pg-k", "pg-v"):
         page.fill(f"#{slider_id}", page.eval_on_selector(f"#{slider_id}", "e => String((+e.min + +e.max) / 2)"))
