@@ -129,6 +129,7 @@ def test_hostile_token_strings_are_escaped(tmp_path, browser):
     """Token text is untrusted: feed <script>/<img onerror> tokens through the visualizer."""
     work = tmp_path / "repo"
     shutil.copytree(ROOT / "docs", work / "docs", ignore=shutil.ignore_patterns("figures"))
+    shutil.copytree(ROOT / "specdec", work / "specdec")  # the Source page includes it
     shutil.copy(ROOT / "mkdocs.yml", work / "mkdocs.yml")
     traces_path = work / "docs" / "data" / "cpu" / "traces.json"
     traces = json.loads(traces_path.read_text())
