@@ -145,23 +145,12 @@
   }
 
   // ------------------------------------------------------------------ DOM helpers
-  function el(tag, attrs, text) {
-    const node = document.createElement(tag);
-    for (const [key, v] of Object.entries(attrs || {})) node.setAttribute(key, v);
-    if (text !== undefined) node.textContent = text;
-    return node;
-  }
+  // Theme and DOM helpers come from specdec.js (loaded first): one home for the site's look.
+  const el = window.specdecSite.el;
+  const dark = window.specdecSite.dark;
+  const themed = window.specdecSite.themed;
+  const CONFIG = window.specdecSite.PLOT_CONFIG;
   function f3(x) { return Number(x).toFixed(3); }
-  function dark() { return document.body.getAttribute("data-md-color-scheme") === "slate"; }
-  function themed(layout) {
-    const fg = dark() ? "#e2e4e9" : "#1f2430";
-    const grid = dark() ? "rgba(255,255,255,0.12)" : "rgba(0,0,0,0.10)";
-    const out = Object.assign({ paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)" }, layout);
-    out.font = { color: fg };
-    ["xaxis", "yaxis"].forEach(function (a) { out[a] = Object.assign({}, out[a] || {}, { gridcolor: grid, zerolinecolor: grid }); });
-    return out;
-  }
-  const CONFIG = { responsive: true, displaylogo: false };
   function slider(id, label, min, max, step, value, hint) {
     const wrap = el("div", { class: "pg-slider" });
     const lab = el("label", { for: id }, label + " ");

@@ -271,6 +271,9 @@
     ], themed(Object.assign({}, layoutBase, { title: { text: title, font: { size: 13 }, x: 0 }, xaxis: resAxis.layout, yaxis: { range: [0, 1], title: { text: "probability" } } })), PLOT_CONFIG);
   };
 
+  // Shared with the Playground (playground.js), which loads after this file.
+  window.specdecSite = { dark: dark, themed: themed, el: el, PLOT_CONFIG: PLOT_CONFIG };
+
   function renderVisualizer() {
     const root = document.getElementById("specdec-visualizer");
     const data = document.getElementById("specdec-visualizer-data");
