@@ -29,11 +29,13 @@ from .verify import residual_distribution, verify_draft
 class CachedLM:
     """A causal LM plus its KV cache, fed the part of a token sequence it has not seen yet."""
 
-    def __init__(self, model: torch.nn.Module, vocab_size: int):
+    def __init__(self, model: torch.nn.Module, vocab_size: int, role: str = "model"):
         from transformers import DynamicCache
 
         self.model = model
-        self.vocab_size = vocab_size  # logits are cut to the vocabulary shared by both models
+        self.role = role  # "target" or "draft", for error messages
+        self.vocab_size = vocab_size  # V: the ids sampled from (the target's, see resolve_vocab_size)
+        self.rows = min(output_size(model), vocab_size)  # logit rows this model scores (< V: ids it cannot produce)
         self.cache = DynamicCache(config=model.config)
         # transformers >= 5.2x renamed `past_key_values` to `cache`; accept both.
         params = inspect.signature(model.forward).parameters
@@ -50,7 +52,13 @@ class CachedLM:
         if new.shape[1] < n_logits:
             raise RuntimeError(f"cache holds {self.cached} of {seq.shape[1]} tokens; cannot score {n_logits}")
         out = self.model(input_ids=new, use_cache=True, logits_to_keep=n_logits, **{self.cache_kwarg: self.cache})
-        return out.logits[0, -n_logits:, : self.vocab_size].float()
+        logits = out.logits[0, -n_logits:, : self.rows].float()
+        check_logits(logits, self.role)
+        if self.rows < self.vocab_size:
+            # Ids this model cannot produce get logit -inf, so probability 0: for a draft that is q = 0,
+            # which keeps verification exact (Leviathan et al. 2022: any q works).
+            logits = torch.nn.functional.pad(logits, (0, self.vocab_size - self.rows), value=float("-inf"))
+        return logits
 
     def rollback(self, length: int) -> None:
         """Drop cached positions >= length (rejected drafts)."""
@@ -131,6 +139,22 @@ class GenerationTrace:
         }
 
 
+def check_logits(logits: torch.Tensor, role: str) -> None:
+    """NaN or +inf logits (broken weights, overflow in half precision) are an error, never a token.
+
+    -inf is legal (a masked token), but not on every token of a row. One host sync per forward pass.
+    """
+    if not bool(((logits < float("inf")).all() & (logits.amax(-1) > float("-inf")).all()).item()):
+        kind = "NaN" if bool(torch.isnan(logits).any()) else "+inf" if bool(torch.isposinf(logits).any()) else "all -inf"
+        raise FloatingPointError(
+            f"the {role} model produced {kind} logits: its weights or dtype are broken "
+            f"(no token can be drawn from them)")
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
 def _check_inputs(input_ids: torch.Tensor, max_new_tokens: int, k: int | None = None) -> torch.Tensor:
     """Validate and return input_ids as (1, n)."""
     if not isinstance(input_ids, torch.Tensor) or input_ids.dtype not in (torch.int64, torch.int32):
@@ -143,7 +167,7 @@ def _check_inputs(input_ids: torch.Tensor, max_new_tokens: int, k: int | None = 
         raise ValueError(f"batch size must be 1 (speculative decoding here is per sequence), got {input_ids.shape[0]}")
     if input_ids.shape[1] == 0:
         raise ValueError("the prompt is empty: give at least one token (e.g. a BOS token)")
-    if not isinstance(max_new_tokens, int) or max_new_tokens < 1:
+    if not _is_int(max_new_tokens) or max_new_tokens < 1:
         raise ValueError(f"max_new_tokens must be a positive integer, got {max_new_tokens!r}")
     if k is not None and (not isinstance(k, int) or isinstance(k, bool) or k < 1):
         raise ValueError(f"k (the most draft tokens in one step, Leviathan's gamma) must be >= 1, got {k!r}")
@@ -165,14 +189,54 @@ def _cut_at_eos(tokens: list[int], eos: set[int]) -> tuple[list[int], bool]:
     return tokens, False
 
 
-def _output_size(model: torch.nn.Module) -> int:
+def output_size(model: torch.nn.Module) -> int:
+    """Rows of the model's output head (often padded beyond its tokenizer's size)."""
     emb = model.get_output_embeddings()
     return emb.out_features if hasattr(emb, "out_features") else model.config.vocab_size
 
 
-def shared_vocab_size(target: torch.nn.Module, draft: torch.nn.Module | None = None) -> int:
-    """Logit rows are cut to the smaller of the two output sizes (embedding padding differs by model)."""
-    return min(_output_size(m) for m in (target, draft) if m is not None)
+def input_size(model: torch.nn.Module) -> int:
+    """Rows of the model's input embedding: the ids it can read."""
+    return model.get_input_embeddings().num_embeddings
+
+
+def resolve_vocab_size(target: torch.nn.Module, draft: torch.nn.Module | None = None,
+                       vocab_size: int | None = None) -> int:
+    """V, the ids a token is drawn from: the target's output rows, or `vocab_size` (the tokenizer's size)
+    when the rows beyond it are padding, in both models and in the baseline alike.
+
+    A draft head with fewer rows is fine: ids it cannot produce get q = 0 (exact). Refused, naming the
+    sizes: a draft head with MORE rows than V (it could propose ids the target cannot score), or a draft
+    that cannot READ every id the target may emit (input embedding < V), unless `vocab_size` says the
+    rows beyond it are padding (then every head is cut to it).
+    """
+    v_target = output_size(target)
+    if vocab_size is None:
+        V = v_target
+    elif not _is_int(vocab_size) or not 1 <= vocab_size <= v_target:
+        raise ValueError(f"vocab_size must be an integer in [1, {v_target}] (the target's output rows), "
+                         f"got {vocab_size!r}")
+    else:
+        V = vocab_size
+    if draft is None:
+        return V
+    hint = ("If the rows beyond the tokenizer are padding, pass vocab_size=<the tokenizer's size>; "
+            "otherwise this pair cannot be used")
+    if vocab_size is None and output_size(draft) > V:
+        raise ValueError(f"the draft's head has {output_size(draft)} rows, the target's {v_target}: the draft "
+                         f"could propose ids the target cannot score. {hint}")
+    if input_size(draft) < V:
+        raise ValueError(f"the draft reads {input_size(draft)} ids, but the target may emit any of {V}: the "
+                         f"draft could not read the target's tokens. {hint}")
+    return V
+
+
+def _check_ids(input_ids: torch.Tensor, *models: torch.nn.Module | None) -> None:
+    limit = min(input_size(m) for m in models if m is not None)
+    low, high = int(input_ids.min()), int(input_ids.max())
+    if low < 0 or high >= limit:
+        bad = low if low < 0 else high
+        raise ValueError(f"input_ids holds id {bad}, outside the models' vocabulary [0, {limit})")
 
 
 def _top(probs: torch.Tensor, n: int) -> dict:
@@ -242,8 +306,9 @@ def speculative_generate(
     drafter = as_drafter(draft)
     device = input_ids.device
     eos = _eos_set(eos_token_id)
-    V = vocab_size if vocab_size is not None else shared_vocab_size(target, drafter.model)
-    target_lm = CachedLM(target, V)
+    V = resolve_vocab_size(target, drafter.model, vocab_size)
+    _check_ids(input_ids, target, drafter.model)
+    target_lm = CachedLM(target, V, "target")
     drafter.start(V)
 
     n_prompt = input_ids.shape[1]
@@ -277,8 +342,8 @@ def speculative_generate(
         drafter.rollback(n_new - 1)
         if check_cache_invariant:
             assert_cache_invariant(target_lm, n_new)
-            if getattr(drafter, "lm", None) is not None:
-                assert_cache_invariant(drafter.lm, n_new)
+            for lm in drafter.cached_lms():
+                assert_cache_invariant(lm, n_new, lagging_ok=True)  # a draft may not have seen its last token
         verify_seconds = timer.lap()
         # 5. The policy learns from the outcome (it never sees p before deciding: the rule stays exact).
         policy.observe(StepOutcome(proposal.source, k_step, result.n_accepted, proposal.confidences,
@@ -293,9 +358,11 @@ def speculative_generate(
     return (tokens, trace) if record else tokens
 
 
-def assert_cache_invariant(lm: CachedLM, n: int) -> None:
-    """After a step: the cache never holds a position >= n - 1 (no rejected or future token)."""
-    if lm.cached > n - 1:
+def assert_cache_invariant(lm: CachedLM, n: int, lagging_ok: bool = False) -> None:
+    """After a step: the cache holds exactly the first n - 1 positions (never a rejected or future token);
+    with lagging_ok (a draft, which never fed its own last proposal, or a hybrid's model, idle during
+    n-gram steps) it may hold fewer."""
+    if lm.cached > n - 1 or (not lagging_ok and lm.cached != n - 1):
         raise AssertionError(f"cache holds {lm.cached} positions but only {n - 1} tokens are final")
     for layer in lm.cache.layers:
         if layer.is_initialized and layer.keys.shape[-2] != lm.cached:
@@ -347,7 +414,8 @@ def autoregressive_generate(
     input_ids = _check_inputs(input_ids, max_new_tokens)
     config = SamplingConfig(temperature, top_k, top_p)
     eos = _eos_set(eos_token_id)
-    lm = CachedLM(target, vocab_size if vocab_size is not None else shared_vocab_size(target))
+    _check_ids(input_ids, target)
+    lm = CachedLM(target, resolve_vocab_size(target, None, vocab_size), "target")
     n_prompt = input_ids.shape[1]
     seq = torch.empty(1, n_prompt + max_new_tokens, dtype=torch.int64, device=input_ids.device)
     seq[:, :n_prompt] = input_ids

@@ -48,6 +48,10 @@ class Drafter:
     def rollback(self, length: int) -> None:
         """Only the first `length` tokens of the sequence are final; forget anything after them."""
 
+    def cached_lms(self) -> list:
+        """The KV-cached models this drafter holds (for check_cache_invariant)."""
+        return []
+
 
 class ModelDrafter(Drafter):
     """A causal LM drafting autoregressively, one forward pass per token, with its own KV cache."""
@@ -64,7 +68,7 @@ class ModelDrafter(Drafter):
     def start(self, vocab_size: int) -> None:
         from .decoding import CachedLM
 
-        self.lm = CachedLM(self.model, vocab_size)
+        self.lm = CachedLM(self.model, vocab_size, "draft")
 
     def propose(self, seq, start, budget, config, generator, policy) -> Proposal:
         q_draft = torch.empty(budget, self.lm.vocab_size, dtype=torch.float32, device=seq.device)
@@ -83,6 +87,9 @@ class ModelDrafter(Drafter):
 
     def rollback(self, length: int) -> None:
         self.lm.rollback(length)
+
+    def cached_lms(self) -> list:
+        return [self.lm]
 
 
 class NgramDrafter(Drafter):
@@ -156,6 +163,9 @@ class HybridDrafter(Drafter):
     def rollback(self, length: int) -> None:
         # The model's cache may lag after n-gram steps: it catches up on its next forward pass.
         self.drafter.rollback(length)
+
+    def cached_lms(self) -> list:
+        return self.drafter.cached_lms()
 
 
 def as_drafter(draft) -> Drafter:

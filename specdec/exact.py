@@ -60,26 +60,40 @@ def naive_residual(p_row: torch.Tensor, q_row: torch.Tensor, draft_token) -> tor
 
 
 def first_token_distribution(p_target: torch.Tensor, q_draft: torch.Tensor, residual_fn=residual_distribution):
-    """Exact distribution (V,) float64 of the first emitted token of verify_draft."""
+    """Exact distribution (V,) float64 of the first emitted token of verify_draft.
+
+    For each draft token x, a = min(1, p(x)/q(x)) is computed HERE (not read from verify_draft), and
+    verify_draft's comparison is replayed just below a (the draws in [0, a) must accept) and just above
+    it (the draws in [a, 1) must reject, and give the residual resampled from): so the comparison itself
+    is tested, not only the branches. A rule that breaks either is an AssertionError naming x.
+    """
     k, V = q_draft.shape
     dist = torch.zeros(V, dtype=torch.float64)
     rest = torch.zeros(k - 1, dtype=torch.int64)  # later draft tokens cannot change the first output
     gen = torch.Generator().manual_seed(0)
+    eps = 8 * torch.finfo(q_draft.dtype).eps  # "just" below or above, in the dtype verify_draft compares in
     for x in range(V):
-        qx = float(q_draft[0, x])
+        qx, px = float(q_draft[0, x]), float(p_target[0, x])
         if qx == 0.0:
             continue  # the draft never proposes x
+        a = min(1.0, px / qx)
         draft_tokens = torch.cat([torch.tensor([x]), rest])
-        accept = verify_draft(draft_tokens, q_draft, p_target, gen, residual_fn=residual_fn,
-                              uniforms=torch.zeros(k, dtype=q_draft.dtype))
-        reject = verify_draft(draft_tokens, q_draft, p_target, gen, residual_fn=residual_fn,
-                              uniforms=torch.ones(k, dtype=q_draft.dtype))
-        a = float(accept.accept_probs[0])
-        if reject.n_accepted != 0 or (a > 0 and int(accept.tokens[0]) != x):
-            raise AssertionError("verify_draft did not follow the replayed draws")
-        dist[x] += qx * a
+
+        def replay(r: float, draft_tokens=draft_tokens):
+            uniforms = torch.full((k,), r, dtype=q_draft.dtype)
+            uniforms[1:] = 1.0  # later positions reject: only the first matters here
+            return verify_draft(draft_tokens, q_draft, p_target, gen, residual_fn=residual_fn, uniforms=uniforms)
+
+        if a > 0:
+            below = replay(a * (1 - eps))
+            if below.n_accepted < 1 or int(below.tokens[0]) != x:
+                raise AssertionError(f"token {x}: a draw just below min(1, p/q) = {a:.6g} was not accepted")
+            dist[x] += qx * a
         if a < 1:
-            dist += qx * (1.0 - a) * reject.residual.double()
+            above = replay(a + (1 - a) * eps)
+            if above.n_accepted != 0 or above.residual is None:
+                raise AssertionError(f"token {x}: a draw just above min(1, p/q) = {a:.6g} was not rejected")
+            dist += qx * (1.0 - a) * above.residual.double()
     return dist
 
 

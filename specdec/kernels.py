@@ -45,10 +45,13 @@ def pack_linear_layers(model: torch.nn.Module, batch_hint: int | None = None) ->
     """Replace every float32 CPU nn.Linear of `model` (in place) by a PackedLinear; returns the model."""
     if not can_pack():
         raise RuntimeError("this PyTorch build has no oneDNN (mkldnn) linear kernels")
-    for module in list(model.modules()):
-        for child_name, child in list(module.named_children()):
-            if type(child) is torch.nn.Linear and child.weight.device.type == "cpu" and child.weight.dtype == torch.float32:
-                setattr(module, child_name, PackedLinear(child, batch_hint))
+    # (parent, name) slots, not the Linear modules themselves: each old weight is freed as soon as it is
+    # replaced, so packing never holds two float32 copies of the model (peak memory of the build).
+    slots = [(module, name) for module in model.modules() for name, child in module.named_children()
+             if type(child) is torch.nn.Linear and child.weight.device.type == "cpu"
+             and child.weight.dtype == torch.float32]
+    for module, name in slots:
+        setattr(module, name, PackedLinear(getattr(module, name), batch_hint))
     return model
 
 

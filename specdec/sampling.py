@@ -7,6 +7,7 @@ drawn from (a known peer bug is warping only one of the two). Everything is comp
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -19,13 +20,16 @@ class SamplingConfig:
     top_p: float | None = None  # keep the smallest set whose mass reaches top_p (None: all)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.temperature, (int, float)) or self.temperature != self.temperature:
-            raise ValueError(f"temperature must be a number, got {self.temperature!r}")
+        if (not isinstance(self.temperature, (int, float)) or isinstance(self.temperature, bool)
+                or not math.isfinite(self.temperature)):
+            raise ValueError(f"temperature must be a finite number, got {self.temperature!r}")
         if self.temperature < 0:
             raise ValueError(f"temperature must be >= 0 (0 = greedy), got {self.temperature}")
-        if self.top_k is not None and (not isinstance(self.top_k, int) or self.top_k < 1):
+        if self.top_k is not None and (not isinstance(self.top_k, int) or isinstance(self.top_k, bool)
+                                       or self.top_k < 1):
             raise ValueError(f"top_k must be a positive integer or None, got {self.top_k!r}")
-        if self.top_p is not None and not (0.0 < float(self.top_p) <= 1.0):
+        if self.top_p is not None and (not isinstance(self.top_p, (int, float)) or isinstance(self.top_p, bool)
+                                       or not 0.0 < self.top_p <= 1.0):
             raise ValueError(f"top_p must be in (0, 1] or None, got {self.top_p!r}")
 
     @property

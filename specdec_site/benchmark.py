@@ -109,7 +109,7 @@ def code_set(ctx, cfg) -> dict:
                                        *[f"ours_{d}" for d in drafts]]}
         traces = {d: [] for d in drafts}
         outputs = {}
-        for _ in range(cfg.reps):
+        for _ in range(cfg.set_reps):
             t, outputs["target_only"] = ctx.run_target(ids, n, greedy, 0)
             times["target_only"].append(t)
             for d, model in drafts.items():

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
+import os
 import time
 from pathlib import Path
 
@@ -12,7 +14,7 @@ from specdec.fileio import write_json_atomic
 
 from .config import build_config
 from .context import BuildContext, BuildError
-from .meta import ROOT, SCHEMA_VERSION, code_hash, config_hash, metadata, peak_rss_gb
+from .meta import ROOT, SCHEMA_VERSION, MemorySampler, code_hash, config_hash, metadata
 from .prompts import PROMPTS
 from .stages import STAGES
 
@@ -38,22 +40,60 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--no-packed", action="store_true",
                         help="keep PyTorch's default CPU Linear kernels (default: oneDNN-packed, see specdec/kernels.py)")
     args = parser.parse_args(argv)
-    if args.k is not None and args.k < 1:
-        parser.error(f"--k must be >= 1, got {args.k}")
-    if args.temperature is not None and not args.temperature >= 0:
-        parser.error(f"--temperature must be >= 0, got {args.temperature}")
-    unknown = set(args.stages.split(",")) - set(STAGES)
-    if unknown:
-        parser.error(f"unknown stage(s) {', '.join(sorted(unknown))}; choose from {', '.join(STAGES)}")
+    problem = argument_problem(args)
+    if problem:
+        parser.exit(2, f"{parser.prog}: error: {problem}\n")  # one line, before any model is loaded
     return args
 
 
-def up_to_date(stage, path: Path, digest: str) -> bool:
+MAX_K = 64  # a cap far above any useful k (the full build uses 1..16), far below a buffer that cannot fit
+MAX_SEED = 2**63 - 2**20  # torch seeds are 64-bit; the build adds small offsets to the seed
+
+
+def argument_problem(args) -> str | None:
+    """What is wrong with the arguments, checked before anything slow; None if nothing."""
+    if args.k is not None and not 1 <= args.k <= MAX_K:
+        return f"--k must be in [1, {MAX_K}], got {args.k}"
+    if args.temperature is not None and not (math.isfinite(args.temperature) and args.temperature >= 0):
+        return f"--temperature must be a finite number >= 0, got {args.temperature}"
+    if not 0 <= args.seed <= MAX_SEED:
+        return f"--seed must be in [0, 2**63 - 2**20], got {args.seed}"
+    unknown = set(args.stages.split(",")) - set(STAGES)
+    if unknown:
+        return f"unknown stage(s) {', '.join(sorted(unknown))}; choose from {', '.join(STAGES)}"
+    if args.out is not None:
+        return out_problem(Path(args.out))
+    return None
+
+
+def out_problem(out: Path) -> str | None:
+    """--out must be a folder we can write in (it may not exist yet)."""
+    if out.exists() and not out.is_dir():
+        return f"--out {out} is a file, not a folder"
+    existing = out
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"--out {out}: {existing} is a file, not a folder"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"--out {out}: {existing} is not writable"
+    return None
+
+
+def staleness(stage, path: Path, digest: str) -> str | None:
+    """Why the stage's artifact must be rebuilt (None: it is up to date): missing, other settings, or
+    produced by other code than the repository's now (code_sha256 of the data code, see meta.py)."""
     try:
         meta = stage.read_meta(json.loads(path.read_text()))
-    except (OSError, ValueError, KeyError, TypeError):
-        return False
-    return meta.get("config_hash") == digest and meta.get("schema_version") == SCHEMA_VERSION
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return "missing or unreadable"
+    if meta.get("schema_version") != SCHEMA_VERSION:
+        return f"schema {meta.get('schema_version')} != {SCHEMA_VERSION}"
+    if meta.get("config_hash") != digest:
+        return "built with other settings"
+    if meta.get("code_sha256") != code_hash():
+        return "built by other code (the decoder or the data build changed since)"
+    return None
 
 
 def make_context(args) -> BuildContext:
@@ -88,25 +128,29 @@ def main(argv=None) -> int:
                                                     for p in s.inputs}} for s in stages}
     todo = []
     for s in stages:
-        if not args.force and up_to_date(s, s.path(out), config_hash(configs[s.name])):
+        reason = "--force" if args.force else staleness(s, s.path(out), config_hash(configs[s.name]))
+        if reason is None:
             print(f"[build] {s.name}: up to date ({s.path(out)}), skipped (--force to redo)")
         else:
+            print(f"[build] {s.name}: to build ({reason})", flush=True)
             todo.append(s)
     t0 = time.perf_counter()
     summary = []
-    for stage in todo:
-        start = time.perf_counter()
-        meta = metadata(ctx, stage.name, configs[stage.name], with_models=stage.models)
-        data = stage.run(ctx, cfg)
-        meta["seconds"] = round(time.perf_counter() - start, 1)
-        meta["peak_rss_gb"] = peak_rss_gb()
-        write_json_atomic(stage.path(out), stage.embed(data, meta))
-        summary.append((stage.name, meta["seconds"]))
-        print(f"[build] {stage.name}: wrote {stage.path(out)} in {meta['seconds']:.0f} s "
-              f"(peak memory so far {meta['peak_rss_gb']} GB)", flush=True)
+    with MemorySampler() as memory:
+        for stage in todo:
+            start = time.perf_counter()
+            meta = metadata(ctx, stage.name, configs[stage.name], with_models=stage.models)
+            data = stage.run(ctx, cfg)
+            meta["seconds"] = round(time.perf_counter() - start, 1)
+            meta["peak_rss_gb"] = memory.peak_gb()  # so far, this process and its children together
+            write_json_atomic(stage.path(out), stage.embed(data, meta))
+            summary.append((stage.name, meta["seconds"]))
+            print(f"[build] {stage.name}: wrote {stage.path(out)} in {meta['seconds']:.0f} s "
+                  f"(peak memory so far {meta['peak_rss_gb']} GB, with child processes)", flush=True)
     if todo:
         print("[build] summary: " + ", ".join(f"{s} {sec:.0f} s" for s, sec in summary)
-              + f"; total {time.perf_counter() - t0:.0f} s; peak memory {peak_rss_gb()} GB")
+              + f"; total {time.perf_counter() - t0:.0f} s; peak memory {memory.peak_gb()} GB "
+              "(this process and its child processes, e.g. the notebook's kernel)")
     return 0
 
 

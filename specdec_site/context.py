@@ -28,14 +28,16 @@ class BuildContext:
 
     def _load(self) -> None:
         from specdec import ModelLoadError, TokenizerMismatchError, load_pair, prepare_cpu_drafts
+        from specdec.models import pair_vocab_size
 
         t0 = time.perf_counter()
         try:
             target, draft = load_pair(self.target_name, self.draft_name, device=self.device.type, dtype=self.dtype)
+            vocab_size = pair_vocab_size(target, draft)
         except (ModelLoadError, TokenizerMismatchError) as err:
             raise BuildError(str(err)) from err
         drafts = prepare_cpu_drafts(target.model, draft.model, packed=self.packed, int8=self.int8)
-        self.loaded = {"target": target, "draft": draft, "drafts": drafts}
+        self.loaded = {"target": target, "draft": draft, "drafts": drafts, "vocab_size": vocab_size}
         print(f"[build] models loaded in {time.perf_counter() - t0:.1f} s", flush=True)
 
     @property
@@ -71,10 +73,23 @@ class BuildContext:
     def kernels(self) -> str:
         return "oneDNN packed float32" if self.packed else "PyTorch default"
 
+    @property
+    def vocab_size(self) -> int | None:
+        """The decoders' vocab_size for this pair (None: the target's output rows)."""
+        if not self.loaded:
+            self._load()
+        return self.loaded["vocab_size"]
+
     def release(self) -> None:
-        """Free the models (the notebook's kernel loads its own)."""
+        """Free the models (the notebook's kernel loads its own) and give the memory back to the OS."""
         self.loaded = {}
         gc.collect()
+        try:  # glibc keeps freed heap pages otherwise, and the kernel's models would come on top
+            import ctypes
+
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+        except (OSError, AttributeError):
+            pass
 
     # ------------------------------------------------------------ timed runs
 
@@ -100,11 +115,12 @@ class BuildContext:
         gen = self.generator(seed)
         return self.timed(lambda: speculative_generate(
             self.target.model, draft, ids, max_new_tokens=n, k=k, generator=gen, record=record,
-            eos_token_id=eos, policy=policy, **sampling, **kw))
+            eos_token_id=eos, policy=policy, vocab_size=self.vocab_size, **sampling, **kw))
 
     def run_target(self, ids, n, sampling: dict, seed, eos=None):
         from specdec import autoregressive_generate
 
         gen = self.generator(seed)
         return self.timed(lambda: autoregressive_generate(
-            self.target.model, ids, max_new_tokens=n, generator=gen, eos_token_id=eos, **sampling))
+            self.target.model, ids, max_new_tokens=n, generator=gen, eos_token_id=eos, vocab_size=self.vocab_size,
+            **sampling))

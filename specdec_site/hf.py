@@ -21,18 +21,25 @@ def generation_config(tokenizer, n: int, **extra):
                             eos_token_id=tokenizer.eos_token_id, **extra)
 
 
-def hf_assisted(ctx, ids, n: int, k: int, schedule: str, draft_model):
-    """(seconds, new tokens) of target.generate(..., assistant_model=draft_model)."""
+def hf_assisted(ctx, ids, n: int, k: int | None, schedule: str | None, draft_model):
+    """(seconds, new tokens) of target.generate(..., assistant_model=draft_model).
+
+    schedule=None: the draft's own GenerationConfig is used and kept, as for a user calling generate
+    repeatedly (transformers may tune its confidence threshold across calls); otherwise a fresh one
+    with HF_SCHEDULES[schedule](k) for this call only.
+    """
     from transformers import GenerationConfig
 
     saved = draft_model.generation_config if hasattr(draft_model, "generation_config") else None
-    draft_model.generation_config = GenerationConfig(**HF_SCHEDULES[schedule](k))
+    if schedule is not None:
+        draft_model.generation_config = GenerationConfig(**HF_SCHEDULES[schedule](k))
     try:
         config = generation_config(ctx.target.tokenizer, n)
         seconds, out = ctx.timed(lambda: ctx.target.model.generate(ids[None], generation_config=config,
                                                                    assistant_model=draft_model))
     finally:
-        draft_model.generation_config = saved
+        if schedule is not None:
+            draft_model.generation_config = saved
     return seconds, out[0, ids.shape[0]:]
 
 

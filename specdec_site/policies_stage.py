@@ -12,6 +12,7 @@ import statistics
 
 from specdec.theory import VerifyCost, bootstrap_median_ci, oracle_seconds, oracle_steps
 
+from .hf import hf_assisted
 from .prompts import encode
 from .public_prompts import SOURCES, public_prompts
 
@@ -60,24 +61,13 @@ def step_summary(trace) -> list[dict]:
              "draft_seconds": s.draft_seconds, "verify_seconds": s.verify_seconds} for s in trace.steps]
 
 
-def hf_default(ctx, draft_model, ids, n):
-    """HF assisted generation with its defaults; the draft keeps one GenerationConfig for the whole stage,
-    so transformers may tune its confidence threshold across calls as it would for a user."""
-    from .hf import generation_config
-
-    config = generation_config(ctx.target.tokenizer, n)
-    seconds, out = ctx.timed(lambda: ctx.target.model.generate(ids[None], generation_config=config,
-                                                               assistant_model=draft_model))
-    return seconds, out[0, ids.shape[0]:]
-
-
 def run_prompt(ctx, cfg, prompt) -> dict:
     ids = encode(ctx.target.tokenizer, prompt, ctx.device)
     n, greedy = cfg.policy_tokens, cfg.modes["greedy"]
     base_seconds, reference = ctx.run_target(ids, n, greedy, ctx.seed)
     row = {"prompt": prompt["id"], "prompt_tokens": int(ids.shape[0]), "target_seconds": base_seconds,
            "variants": {}}
-    seconds, out = hf_default(ctx, ctx.default_draft, ids, n)
+    seconds, out = hf_assisted(ctx, ids, n, None, None, ctx.default_draft)  # its defaults, kept across calls
     row["variants"]["hf_default"] = {"seconds": seconds, "speedup": base_seconds / seconds,
                                      "same_output": out.tolist() == reference.tolist()}
     for name, (drafter, policy, k) in VARIANTS.items():
@@ -121,7 +111,7 @@ def run(ctx, cfg) -> dict:
     try:
         warm = encode(ctx.target.tokenizer, public_prompts("code", 0, 1)[0], ctx.device)
         ctx.run_spec(make_drafter(ctx, "int8"), warm, 4, 16, cfg.modes["greedy"], 0, record=False, policy="adaptive")
-        hf_default(ctx, draft, warm, 4)
+        hf_assisted(ctx, warm, 4, None, None, draft)
         domains = {}
         for domain, count in cfg.policy_prompts.items():
             prompts = public_prompts(domain, cfg.policy_prompt_start, count)

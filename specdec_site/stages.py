@@ -116,6 +116,10 @@ def run_exactness(ctx, cfg) -> dict:
             rules[rule] = {**chi_square_test(counts, exact), "empirical": [counts[q] / cfg.exact_samples for q in order]}
     finally:
         torch.set_num_threads(threads)
+    # Known wrong variants of the rule against the quick exactness checks (the tests run the same).
+    from specdec.mutants import mutation_table
+
+    mutants = mutation_table(sampled_runs=cfg.mutation_sampled_runs, progress=ctx.tqdm)
     # The counterexample of the math page, enumerated exactly through verify_draft.
     p, q = counterexample()
     return {
@@ -124,6 +128,7 @@ def run_exactness(ctx, cfg) -> dict:
         "sequences": ["".join(map(str, seq)) for seq in order],
         "exact": [exact[seq] for seq in order],
         "rules": rules,
+        "mutants": mutants,
         "counterexample": {"p": p[0].tolist(), "q": q[0].tolist(), "correct": first_token_distribution(p, q).tolist(),
                            "naive_residual": first_token_distribution(p, q, naive_residual).tolist()},
     }

@@ -74,6 +74,21 @@ def _rule(rule: str, what: Callable):
     return lambda a: what(a["exactness"]["rules"][rule])
 
 
+MUTATION_CHECKS = {"enumeration": "exact enumeration", "acceptance_statistics": "one-step statistics",
+                   "greedy_equality": "greedy equality", "sampled_sequences": "sampled sequences"}
+
+
+def _mutant(variant: str):
+    """Which quick exactness checks a variant of the rule fails (specdec.mutants, exactness stage)."""
+    def value(a):
+        row = next(r for r in a["exactness"]["mutants"] if r["variant"] == variant)
+        failed = [MUTATION_CHECKS[check] for check, why in row["failures"].items() if why]
+        if variant == "correct":
+            return "passes all four" if not failed else "FAILS " + ", ".join(failed)
+        return "caught by " + ", ".join(failed) if failed else "NOT CAUGHT"
+    return value
+
+
 def _cx(key: str):
     return lambda a: "(" + ", ".join(f"{x:.4g}" for x in a["exactness"]["counterexample"][key]) + ")"
 
@@ -101,6 +116,28 @@ def _pol(domain: str, variant: str, what: Callable):
 
 def _ci(entry) -> str:
     return f"{entry['ci95'][0]:.2f}–{entry['ci95'][1]:.2f}"
+
+
+POLICY_VARIANTS = ("fixed", "confidence", "heuristic", "adaptive", "adaptive_ngram", "adaptive_hybrid")
+POLICY_METRICS = {
+    "median": lambda e: fmt(e["median"]),  # speedup over target-only, median over the prompts
+    "ci": _ci,  # its bootstrap 95% interval
+    "over_hf": lambda e: fmt(e["over_hf_default"]["median"]),  # ÷ HF assisted default, same draft
+    "over_hf_ci": lambda e: _ci(e["over_hf_default"]),
+    "over_oracle": lambda e: fmt(e["measured_over_oracle"]["median"]),  # ÷ the oracle draft length's speedup
+}
+
+
+def _policy_values() -> dict[str, Callable]:
+    """pol_<domain>_<variant>_<metric> for the policies stage's summary: every metric of every specdec
+    variant, and the median and interval of HF assisted generation (its own reference for the ratios)."""
+    out = {}
+    for domain in ("code", "prose"):
+        for variant in ("hf_default", *POLICY_VARIANTS):
+            metrics = ("median", "ci") if variant == "hf_default" else POLICY_METRICS
+            for metric in metrics:
+                out[f"pol_{domain}_{variant}_{metric}"] = _pol(domain, variant, POLICY_METRICS[metric])
+    return out
 
 
 def _pol_same_output(a):
@@ -205,70 +242,7 @@ VALUES: dict[str, Callable] = {
     "pol_prose_last": lambda a: a["policies"]["domains"]["prose"]["rows"][-1]["prompt"],
     "pol_same_output": _pol_same_output,
     "pol_hf_same_output": _hf_same_output,
-    "pol_code_hf_default_median": _pol("code", "hf_default", lambda e: fmt(e["median"])),
-    "pol_code_hf_default_ci": _pol("code", "hf_default", _ci),
-    "pol_code_fixed_median": _pol("code", "fixed", lambda e: fmt(e["median"])),
-    "pol_code_fixed_ci": _pol("code", "fixed", _ci),
-    "pol_code_fixed_over_hf": _pol("code", "fixed", lambda e: fmt(e["over_hf_default"]["median"])),
-    "pol_code_fixed_over_hf_ci": _pol("code", "fixed", lambda e: _ci(e["over_hf_default"])),
-    "pol_code_fixed_over_oracle": _pol("code", "fixed", lambda e: fmt(e["measured_over_oracle"]["median"])),
-    "pol_code_confidence_median": _pol("code", "confidence", lambda e: fmt(e["median"])),
-    "pol_code_confidence_ci": _pol("code", "confidence", _ci),
-    "pol_code_confidence_over_hf": _pol("code", "confidence", lambda e: fmt(e["over_hf_default"]["median"])),
-    "pol_code_confidence_over_hf_ci": _pol("code", "confidence", lambda e: _ci(e["over_hf_default"])),
-    "pol_code_confidence_over_oracle": _pol("code", "confidence", lambda e: fmt(e["measured_over_oracle"]["median"])),
-    "pol_code_heuristic_median": _pol("code", "heuristic", lambda e: fmt(e["median"])),
-    "pol_code_heuristic_ci": _pol("code", "heuristic", _ci),
-    "pol_code_heuristic_over_hf": _pol("code", "heuristic", lambda e: fmt(e["over_hf_default"]["median"])),
-    "pol_code_heuristic_over_hf_ci": _pol("code", "heuristic", lambda e: _ci(e["over_hf_default"])),
-    "pol_code_heuristic_over_oracle": _pol("code", "heuristic", lambda e: fmt(e["measured_over_oracle"]["median"])),
-    "pol_code_adaptive_median": _pol("code", "adaptive", lambda e: fmt(e["median"])),
-    "pol_code_adaptive_ci": _pol("code", "adaptive", _ci),
-    "pol_code_adaptive_over_hf": _pol("code", "adaptive", lambda e: fmt(e["over_hf_default"]["median"])),
-    "pol_code_adaptive_over_hf_ci": _pol("code", "adaptive", lambda e: _ci(e["over_hf_default"])),
-    "pol_code_adaptive_over_oracle": _pol("code", "adaptive", lambda e: fmt(e["measured_over_oracle"]["median"])),
-    "pol_code_adaptive_ngram_median": _pol("code", "adaptive_ngram", lambda e: fmt(e["median"])),
-    "pol_code_adaptive_ngram_ci": _pol("code", "adaptive_ngram", _ci),
-    "pol_code_adaptive_ngram_over_hf": _pol("code", "adaptive_ngram", lambda e: fmt(e["over_hf_default"]["median"])),
-    "pol_code_adaptive_ngram_over_hf_ci": _pol("code", "adaptive_ngram", lambda e: _ci(e["over_hf_default"])),
-    "pol_code_adaptive_ngram_over_oracle": _pol("code", "adaptive_ngram", lambda e: fmt(e["measured_over_oracle"]["median"])),
-    "pol_code_adaptive_hybrid_median": _pol("code", "adaptive_hybrid", lambda e: fmt(e["median"])),
-    "pol_code_adaptive_hybrid_ci": _pol("code", "adaptive_hybrid", _ci),
-    "pol_code_adaptive_hybrid_over_hf": _pol("code", "adaptive_hybrid", lambda e: fmt(e["over_hf_default"]["median"])),
-    "pol_code_adaptive_hybrid_over_hf_ci": _pol("code", "adaptive_hybrid", lambda e: _ci(e["over_hf_default"])),
-    "pol_code_adaptive_hybrid_over_oracle": _pol("code", "adaptive_hybrid", lambda e: fmt(e["measured_over_oracle"]["median"])),
-    "pol_prose_hf_default_median": _pol("prose", "hf_default", lambda e: fmt(e["median"])),
-    "pol_prose_hf_default_ci": _pol("prose", "hf_default", _ci),
-    "pol_prose_fixed_median": _pol("prose", "fixed", lambda e: fmt(e["median"])),
-    "pol_prose_fixed_ci": _pol("prose", "fixed", _ci),
-    "pol_prose_fixed_over_hf": _pol("prose", "fixed", lambda e: fmt(e["over_hf_default"]["median"])),
-    "pol_prose_fixed_over_hf_ci": _pol("prose", "fixed", lambda e: _ci(e["over_hf_default"])),
-    "pol_prose_fixed_over_oracle": _pol("prose", "fixed", lambda e: fmt(e["measured_over_oracle"]["median"])),
-    "pol_prose_confidence_median": _pol("prose", "confidence", lambda e: fmt(e["median"])),
-    "pol_prose_confidence_ci": _pol("prose", "confidence", _ci),
-    "pol_prose_confidence_over_hf": _pol("prose", "confidence", lambda e: fmt(e["over_hf_default"]["median"])),
-    "pol_prose_confidence_over_hf_ci": _pol("prose", "confidence", lambda e: _ci(e["over_hf_default"])),
-    "pol_prose_confidence_over_oracle": _pol("prose", "confidence", lambda e: fmt(e["measured_over_oracle"]["median"])),
-    "pol_prose_heuristic_median": _pol("prose", "heuristic", lambda e: fmt(e["median"])),
-    "pol_prose_heuristic_ci": _pol("prose", "heuristic", _ci),
-    "pol_prose_heuristic_over_hf": _pol("prose", "heuristic", lambda e: fmt(e["over_hf_default"]["median"])),
-    "pol_prose_heuristic_over_hf_ci": _pol("prose", "heuristic", lambda e: _ci(e["over_hf_default"])),
-    "pol_prose_heuristic_over_oracle": _pol("prose", "heuristic", lambda e: fmt(e["measured_over_oracle"]["median"])),
-    "pol_prose_adaptive_median": _pol("prose", "adaptive", lambda e: fmt(e["median"])),
-    "pol_prose_adaptive_ci": _pol("prose", "adaptive", _ci),
-    "pol_prose_adaptive_over_hf": _pol("prose", "adaptive", lambda e: fmt(e["over_hf_default"]["median"])),
-    "pol_prose_adaptive_over_hf_ci": _pol("prose", "adaptive", lambda e: _ci(e["over_hf_default"])),
-    "pol_prose_adaptive_over_oracle": _pol("prose", "adaptive", lambda e: fmt(e["measured_over_oracle"]["median"])),
-    "pol_prose_adaptive_ngram_median": _pol("prose", "adaptive_ngram", lambda e: fmt(e["median"])),
-    "pol_prose_adaptive_ngram_ci": _pol("prose", "adaptive_ngram", _ci),
-    "pol_prose_adaptive_ngram_over_hf": _pol("prose", "adaptive_ngram", lambda e: fmt(e["over_hf_default"]["median"])),
-    "pol_prose_adaptive_ngram_over_hf_ci": _pol("prose", "adaptive_ngram", lambda e: _ci(e["over_hf_default"])),
-    "pol_prose_adaptive_ngram_over_oracle": _pol("prose", "adaptive_ngram", lambda e: fmt(e["measured_over_oracle"]["median"])),
-    "pol_prose_adaptive_hybrid_median": _pol("prose", "adaptive_hybrid", lambda e: fmt(e["median"])),
-    "pol_prose_adaptive_hybrid_ci": _pol("prose", "adaptive_hybrid", _ci),
-    "pol_prose_adaptive_hybrid_over_hf": _pol("prose", "adaptive_hybrid", lambda e: fmt(e["over_hf_default"]["median"])),
-    "pol_prose_adaptive_hybrid_over_hf_ci": _pol("prose", "adaptive_hybrid", lambda e: _ci(e["over_hf_default"])),
-    "pol_prose_adaptive_hybrid_over_oracle": _pol("prose", "adaptive_hybrid", lambda e: fmt(e["measured_over_oracle"]["median"])),
+    **_policy_values(),  # pol_<domain>_<variant>_<metric>: see _policy_values
     # traces
     "trace_greedy_equal": _trace_greedy_equal,
     "trace_k": _fixed_trace_k,
@@ -283,6 +257,9 @@ VALUES: dict[str, Callable] = {
     "cx_correct": _cx("correct"),
     "cx_naive_residual": _cx("naive_residual"),
     "exact_sequences": lambda a: len(a["exactness"]["sequences"]),
+    **{f"mut_{v}": _mutant(v) for v in ("correct", "biased_acceptance", "biased_acceptance_1pct", "wrong_residual",
+                                         "bonus_wrong_row", "q_not_sampled", "rollback_off_by_one")},
+    "mut_sampled_runs": lambda a: f"{a['exactness']['metadata']['config']['mutation_sampled_runs']:,}",
     "exact_vocab": lambda a: a["exactness"]["setup"]["vocab"],
     "exact_new_tokens": lambda a: a["exactness"]["setup"]["new_tokens"],
     "exact_k": lambda a: a["exactness"]["setup"]["k"],

@@ -48,8 +48,8 @@ def run(*args, **kw):
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["--k", "0"], "--k must be >= 1"),
-        (["--temperature", "-1"], "--temperature must be >= 0"),
+        (["--k", "0"], "--k must be in [1, 64]"),
+        (["--temperature", "-1"], "--temperature must be a finite number >= 0"),
         (["--stages", "traces,nope"], "unknown stage"),
         (["--device", "tpu"], "invalid choice"),
     ],

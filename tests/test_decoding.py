@@ -5,7 +5,7 @@ import torch
 
 from specdec import SamplingConfig, autoregressive_generate, probs_from_logits, speculative_generate
 from specdec.decoding import CachedLM
-from specdec.exact import make_tiny_lm
+from specdec.exact import chi_square_test, make_tiny_lm, sequence_distribution
 
 PROMPTS = [torch.tensor(p) for p in ([0, 3], [0, 5, 2, 7], [0], [0, 9, 9, 9, 4, 2])]
 
@@ -161,19 +161,49 @@ def test_max_new_tokens_is_never_exceeded(close_pair):
         assert len(out) == n
 
 
-def test_vocab_padding_mismatch():
-    """A draft whose output layer is padded past the shared vocabulary never proposes a padding id."""
+def test_draft_with_more_rows_is_refused_unless_they_are_padding():
+    """A draft head larger than the target's could propose ids the target cannot score: refused, naming
+    both sizes; with vocab_size (the tokenizer's size) the padding rows are cut in both decoders."""
     target = make_tiny_lm(seed=5, vocab_size=12)
     draft = make_tiny_lm(seed=6, vocab_size=16)
     with torch.no_grad():
         draft.lm_head.weight[12:] = 0
         draft.lm_head.weight[12:, 0] = 50.0  # padding rows would win every argmax
+    with pytest.raises(ValueError, match="16 rows, the target's 12"):
+        speculative_generate(target, draft, PROMPTS[0], max_new_tokens=4, k=2, temperature=0,
+                             generator=torch.Generator())
     for prompt in PROMPTS[:2]:
-        spec, ar, _ = greedy_pair(target, draft, prompt, k=3, n=12)
+        spec, ar, _ = greedy_pair(target, draft, prompt, k=3, n=12, vocab_size=12)
         assert spec.tolist() == ar.tolist()
         gen = torch.Generator().manual_seed(1)
-        sampled = speculative_generate(target, draft, prompt, max_new_tokens=12, k=3, temperature=1.0, generator=gen)
+        sampled = speculative_generate(target, draft, prompt, max_new_tokens=12, k=3, temperature=1.0, generator=gen,
+                                       vocab_size=12)
         assert int(sampled.max()) < 12
+
+
+def test_smaller_draft_head_is_exact_and_reaches_every_target_id():
+    """Target V=16, draft V=8: ids >= 8 get q = 0, so the target still emits them (the old code cut the
+    target to 8 ids: 0 of 300 runs reached them) and greedy output equals the target's."""
+    target = make_tiny_lm(seed=5, vocab_size=16)
+    with pytest.raises(ValueError, match="draft reads 8 ids, but the target may emit any of 16"):
+        speculative_generate(target, make_tiny_lm(seed=6, vocab_size=8), PROMPTS[0], max_new_tokens=4, k=2,
+                             temperature=0, generator=torch.Generator())
+    draft = make_tiny_lm(seed=6, vocab_size=16)  # reads all 16 ids, scores only 8 (an unpadded smaller head)
+    draft.lm_head = torch.nn.Linear(draft.config.hidden_size, 8, bias=False)
+    torch.nn.init.normal_(draft.lm_head.weight, std=0.6, generator=torch.Generator().manual_seed(6))
+    for prompt in PROMPTS[:3]:
+        spec, ar, _ = greedy_pair(target, draft, prompt, k=3, n=16)
+        assert spec.tolist() == ar.tolist()
+    prompt = torch.tensor([1, 2])
+    exact = sequence_distribution(target, prompt, 2, SamplingConfig(1.0))
+    gen = torch.Generator().manual_seed(3)
+    counts = dict.fromkeys(exact, 0)
+    for _ in range(3000):
+        out = speculative_generate(target, draft, prompt, max_new_tokens=2, k=2, temperature=1.0, generator=gen)
+        counts[tuple(out.tolist())] += 1
+    assert sum(c for seq, c in counts.items() if max(seq) >= 8) > 0
+    result = chi_square_test(counts, exact)
+    assert result["p_value"] > 1e-3, result
 
 
 @pytest.mark.parametrize(

@@ -126,11 +126,17 @@ def test_cache_check_detects_partial_and_corrupt_conversions(tmp_path):
     assert "unreadable" in models.find_conversion_problem(folder)
 
 
-def test_corrupt_cache_is_rebuilt_not_used(tmp_path, monkeypatch):
+def default_draft_cache(tmp_path, monkeypatch):
+    """An intact (fake) cache of the default draft under a temporary SPECDEC_CACHE: (source, folder)."""
     monkeypatch.setenv("SPECDEC_CACHE", str(tmp_path))
     source = models.PYPI_SOURCES[models.DEFAULT_DRAFT]
     folder = tmp_path / "converted" / f"{source.name}-{source.gguf_sha256[:12]}"
     make_cache(folder)
+    return source, folder
+
+
+def test_corrupt_cache_is_rebuilt_not_used(tmp_path, monkeypatch):
+    source, folder = default_draft_cache(tmp_path, monkeypatch)
     with open(folder / "model.safetensors", "r+b") as f:
         f.truncate(1000)
     calls = []

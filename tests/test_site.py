@@ -199,3 +199,71 @@ def test_missing_or_stale_figure_fails_the_build(tmp_path):
     (work / "docs" / "index.md").write_text("[[bogus marker]]\n")
     result = build()
     assert result.returncode != 0 and "unknown marker" in result.stderr
+
+
+def needs_plotly(name: str) -> bool:
+    """Does the page's Markdown ask for anything drawn with plotly.js?"""
+    source = {"": "index.md"}.get(name, name.rstrip("/") + ".md")
+    path = ROOT / "docs" / source
+    text = path.read_text() if path.exists() else ""
+    return any(m in text for m in ("[[fig:", "[[visualizer]]", "[[playground:"))
+
+
+def test_page_weight_and_plotly_only_where_needed(site, browser):
+    """Every byte a page loads (HTML, CSS, JS, fonts, data), first visit, empty cache. plotly.js (the vendored
+    basic bundle) only on pages that draw; a page without figures under 1 MB. The weights are reported."""
+    weights, heavy = {}, []
+    for path in PAGES:
+        context = browser.new_context()
+        page = context.new_page()
+        responses = []
+        page.on("response", lambda r, out=responses: out.append(r))  # bodies are read after the load
+        page.goto(site + path, wait_until="networkidle")
+        page.wait_for_timeout(500)
+        sizes = {}
+        for response in responses:
+            try:
+                sizes[response.url] = len(response.body())
+            except Exception:  # redirects and aborted requests have no body
+                sizes.setdefault(response.url, 0)
+        urls = [r.url for r in responses]
+        total = sum(sizes.values())
+        plotly = [u for u in urls if "plotly" in u]
+        weights[path or "home"] = {"bytes": total, "plotly": bool(plotly), "requests": len(urls)}
+        if needs_plotly(path):
+            assert plotly and all("plotly.js-basic-" in u for u in plotly), (path, plotly)
+        else:
+            assert not plotly, f"{path} loads plotly.js without a figure: {plotly}"
+            if total >= 1_000_000:
+                heavy.append(path)
+        context.close()
+    SHOTS.parent.mkdir(parents=True, exist_ok=True)
+    (SHOTS.parent / "page-weights.json").write_text(json.dumps(weights, indent=1))
+    print("\npage weights (bytes):", json.dumps(weights))
+    # Still over 1 MB (issue 10, open): the notebook page (mkdocs-jupyter inlines 574 KB of JupyterLab CSS) and
+    # the Source page (330 KB of code); both also load KaTeX (300 KB) on every page. No other page may be.
+    assert set(heavy) <= {"notebooks/walkthrough/", "source/"}, {p: weights[p or "home"] for p in heavy}
+    assert any(not w["plotly"] for w in weights.values()) and any(w["plotly"] for w in weights.values())
+
+
+def test_tokens_with_the_same_text_keep_separate_bars(site, browser):
+    """The p/q chart is keyed by token id: two ids whose text is equal are two bars, both labelled."""
+    page, log = open_page(browser, site + "visualizer/")
+    page.wait_for_selector("#sv-chart-pq .main-svg")
+    page.evaluate("""() => {
+        const vis = document.getElementById('specdec-visualizer')._specdec;
+        const s = vis.run.trace.steps[vis.step];
+        const j = Math.min(vis.pos, s.k - 1);
+        const ids = s.top_p[j].ids.slice(0, 2);
+        ids.forEach(id => { vis.run.vocab[String(id)] = 'same'; });
+        window.__sameIds = ids;
+        vis.renderStep();
+    }""")
+    bars = page.evaluate("""() => {
+        const d = document.getElementById('sv-chart-pq').data[0];
+        return {n: d.x.length, distinct: new Set(d.x).size, hover: d.hovertext};
+    }""")
+    assert bars["n"] == bars["distinct"], bars
+    assert sum(1 for h in bars["hover"] if h == "same") == 2, bars
+    assert log["errors"] == [], log["errors"]
+    page.close()

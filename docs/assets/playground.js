@@ -455,6 +455,10 @@
 
   // ------------------------------------------------------------------ wiring
   function init() {
+    if (!document.getElementById("specdec-playground-data")) return;
+    window.specdecSite.withPlotly(build);
+  }
+  function build() {
     const script = document.getElementById("specdec-playground-data");
     if (!script) return;
     const data = JSON.parse(script.textContent);
@@ -470,7 +474,7 @@
   }
   function rerender() {
     const pg = window.specdecPlayground;
-    if (!pg) return;
+    if (!pg || !window.Plotly) return;
     pg.panels.forEach(function (panel) { if (panel.render) panel.render(); });
   }
   if (window.document$ && typeof window.document$.subscribe === "function") {

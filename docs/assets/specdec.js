@@ -26,6 +26,26 @@
   }
   const PLOT_CONFIG = { responsive: true, displaylogo: false };
 
+  // ------------------------------------------------------------------ plotly.js, on demand
+  // Only pages with a figure load it: the hook marks them with data-specdec-plotly (the bundle's URL).
+  // One <script> for the whole visit, also across instant navigation; fn runs once it is there.
+  let plotlyLoading = null;
+  function withPlotly(fn) {
+    if (window.Plotly) { fn(); return; }
+    const mark = document.querySelector("[data-specdec-plotly]");
+    if (!mark) return;
+    if (!plotlyLoading) {
+      plotlyLoading = new Promise(function (resolve, reject) {
+        const script = document.createElement("script");
+        script.src = mark.getAttribute("data-specdec-plotly");
+        script.onload = resolve;
+        script.onerror = function () { plotlyLoading = null; reject(new Error("plotly.js failed to load")); };
+        document.head.appendChild(script);
+      });
+    }
+    plotlyLoading.then(fn, function (err) { console.error(err.message); });
+  }
+
   // ------------------------------------------------------------------ math
   function renderMath() {
     if (typeof renderMathInElement !== "function") return;
@@ -272,7 +292,7 @@
   };
 
   // Shared with the Playground (playground.js), which loads after this file.
-  window.specdecSite = { dark: dark, themed: themed, el: el, PLOT_CONFIG: PLOT_CONFIG };
+  window.specdecSite = { dark: dark, themed: themed, el: el, PLOT_CONFIG: PLOT_CONFIG, withPlotly: withPlotly };
 
   function renderVisualizer() {
     const root = document.getElementById("specdec-visualizer");
@@ -283,6 +303,7 @@
   }
 
   function rerenderThemed() {
+    if (!window.Plotly) return;
     renderFigures();
     const root = document.getElementById("specdec-visualizer");
     if (root && root._specdec) root._specdec.renderStep();
@@ -290,8 +311,10 @@
 
   function init() {
     renderMath();
-    renderFigures();
-    renderVisualizer();
+    withPlotly(function () {
+      renderFigures();
+      renderVisualizer();
+    });
   }
 
   // Material's instant navigation swaps pages without a reload: document$ emits on every page.

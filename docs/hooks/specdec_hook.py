@@ -2,9 +2,15 @@
 
 Markers in the Markdown pages:
     [[fig:NAME]]      the Plotly figure docs/figures/NAME.json, rendered by assets/specdec.js
-    [[val:NAME]]      a number or string from docs/figures/values.json (HTML-escaped)
+    [[val:NAME]]      a number or string from docs/figures/values.json (HTML-escaped; inside a `code span`
+                      it is inserted raw, since Markdown escapes code itself)
     [[visualizer]]    the Step Visualizer with the recorded traces (docs/figures/visualizer.json)
     [[playground:PART]]  a Playground panel (rule, speedup, race), or its data (docs/figures/playground.json)
+    [[!TEXT]]         the literal text [[TEXT]] (the escape)
+Fenced code blocks are never scanned, and code spans only for [[val:...]]: `torch.tensor([[0, 3]])` is code.
+
+plotly.js (the vendored basic bundle, which draws the scatter and bar traces the site uses) is loaded
+only by pages with a figure, the visualizer or the playground: the hook marks them for assets/specdec.js.
 
 The files are written by `python scripts/build_figures.py` from the artifacts in docs/data/, in the
 format that `specdec_site.contract` defines; each records the sha256 of the artifacts it was built from.
@@ -18,13 +24,13 @@ from __future__ import annotations
 import html
 import json
 import re
-import shutil
 from pathlib import Path
 
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
+from mkdocs.utils import get_relative_url
 
 from specdec.fileio import sha256_file
 from specdec_site import contract
@@ -32,7 +38,14 @@ from specdec_site import contract
 DOCS = Path(__file__).resolve().parents[1]
 FIGURES = DOCS / "figures"
 MARKER = re.compile(r"\[\[([^\[\]\n]*)\]\]")
+VAL_IN_CODE = re.compile(r"\[\[val:([^\[\]\n]*)\]\]")
+FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+BACKTICKS = re.compile(r"`+")
 PLAYGROUND_PANELS = ("rule", "speedup", "race")
+# The vendored plotly.js bundle: the smallest official one that draws every trace type the figures use.
+PLOTLY_BUNDLE = "assets/vendor/plotly.js-basic-{version}/plotly-basic.min.js"
+PLOTLY_BASIC_TRACES = {"scatter", "bar", "pie"}
+NEEDS_PLOTLY = ("fig", "visualizer", "playground")
 FIX = "run `python scripts/build_figures.py` (or `bash scripts/site.sh`)"
 
 _cache: dict = {}
@@ -44,26 +57,88 @@ _cache: dict = {}
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
     _cache.clear()
     import plotly
+    from plotly.offline import get_plotlyjs_version
 
     written_by = load_checked("values")["plotly_version"]
     if written_by != plotly.__version__:
         raise PluginError(f"the figures were written by plotly {written_by}, but plotly {plotly.__version__} is installed "
                           f"(its plotly.js would render them): install plotly=={written_by} or {FIX}")
+    bundle = DOCS / plotly_bundle()
+    if not bundle.is_file():
+        raise PluginError(f"plotly {plotly.__version__} draws with plotly.js {get_plotlyjs_version()}, but "
+                          f"{bundle.relative_to(DOCS.parent)} is not vendored: put the npm package "
+                          f"plotly.js-basic-dist-min@{get_plotlyjs_version()} there (with its LICENSE)")
     return config
 
 
 def on_page_markdown(markdown: str, *, page: Page, config: MkDocsConfig, files: Files) -> str:
-    return MARKER.sub(lambda m: render_marker(m, page.file.src_path), markdown)
+    used: set[str] = set()
+    out = substitute(markdown, page.file.src_path, used)
+    if used & set(NEEDS_PLOTLY):
+        # Where the page's scripts find plotly.js (loaded on demand, also under instant navigation).
+        out += f'\n\n<div hidden data-specdec-plotly="{html.escape(get_relative_url(plotly_bundle(), page.url))}"></div>\n'
+    return out
 
 
-def on_post_build(*, config: MkDocsConfig) -> None:
-    """Serve plotly.js from the site itself, from the plotly package that wrote the figure JSON."""
-    import plotly
+def plotly_bundle() -> str:
+    from plotly.offline import get_plotlyjs_version
 
-    source = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
-    dest = Path(config["site_dir"]) / "assets" / "vendor" / "plotly.min.js"
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(source, dest)
+    return PLOTLY_BUNDLE.format(version=get_plotlyjs_version())
+
+
+def substitute(markdown: str, page_path: str, used: set[str]) -> str:
+    """Replace the markers outside fenced code; inside code spans only [[val:...]], raw."""
+    out, fence, prose = [], None, []
+    for line in markdown.splitlines(keepends=True):
+        opening = FENCE.match(line)
+        if fence is None and opening:
+            out.append(substitute_inline("".join(prose), page_path, used))
+            prose, fence = [], opening.group(1)
+            out.append(line)
+        elif fence is not None:
+            out.append(line)
+            closing = line.strip()
+            if closing and set(closing) == {fence[0]} and len(closing) >= len(fence):
+                fence = None
+        else:
+            prose.append(line)
+    out.append(substitute_inline("".join(prose), page_path, used))
+    return "".join(out)
+
+
+def substitute_inline(text: str, page_path: str, used: set[str]) -> str:
+    """Text outside fences: code spans (CommonMark: a run of n backticks closed by a run of exactly n)
+    get only [[val:...]] substitution; the rest every marker."""
+    out, pos = [], 0
+    while True:
+        run = BACKTICKS.search(text, pos)
+        if run is None:
+            break
+        n = len(run.group())
+        close = next((m for m in BACKTICKS.finditer(text, run.end()) if len(m.group()) == n), None)
+        if close is None:  # an unmatched run is literal text
+            out.append(text[pos:run.end()])
+            pos = run.end()
+            continue
+        out.append(MARKER.sub(lambda m: render_marker(m, page_path, used), text[pos:run.start()]))
+        out.append(VAL_IN_CODE.sub(lambda m: value_in_code(m.group(1).strip(), page_path), text[run.start():close.end()]))
+        pos = close.end()
+    out.append(MARKER.sub(lambda m: render_marker(m, page_path, used), text[pos:]))
+    return "".join(out)
+
+
+def value_in_code(name: str, page_path: str) -> str:
+    value = str(lookup_value(name, page_path))
+    if "`" in value:
+        raise PluginError(f"{page_path}: [[val:{name}]] holds a backtick and cannot go inside a code span")
+    return value
+
+
+def lookup_value(name: str, page_path: str):
+    values = load_checked("values")["values"]
+    if name not in values:
+        raise PluginError(f"{page_path}: unknown value marker [[val:{name}]] (known: {', '.join(sorted(values))})")
+    return values[name]
 
 
 # ---------------------------------------------------------------- helpers
@@ -74,14 +149,20 @@ def load_checked(name: str) -> dict:
     if name in _cache:
         return _cache[name]
     path = FIGURES / f"{name}.json"
+    shown = path.relative_to(DOCS.parent)
     if not path.is_file():
-        raise PluginError(f"figure '{name}' is missing ({path.relative_to(DOCS.parent)}): {FIX}")
+        raise PluginError(f"figure '{name}' is missing ({shown}): {FIX}")
     try:
         data = json.loads(path.read_text())
         contract.check(name, data)
-    except ValueError as err:
-        raise PluginError(f"figure '{name}' is unusable: {err}; {FIX}") from err
-    for source, digest in data["sources"].items():
+        sources = dict(data["sources"])
+        traces = {t.get("type", "scatter") for t in data["figure"]["data"]} if "figure" in data else set()
+    except (ValueError, KeyError, TypeError, AttributeError) as err:
+        raise PluginError(f"{shown} is malformed ({type(err).__name__}: {err}); {FIX}") from err
+    if traces - PLOTLY_BASIC_TRACES:
+        raise PluginError(f"{shown} uses trace types {sorted(traces - PLOTLY_BASIC_TRACES)}, which the vendored "
+                          f"plotly.js basic bundle cannot draw: vendor a larger official bundle")
+    for source, digest in sources.items():
         artifact = DOCS / source
         if not artifact.is_file():
             raise PluginError(f"figure '{name}' was built from {source}, which is missing")
@@ -96,9 +177,12 @@ def script_json(data) -> str:
     return json.dumps(data, separators=(",", ":")).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def render_marker(match: re.Match, page_path: str) -> str:
+def render_marker(match: re.Match, page_path: str, used: set[str]) -> str:
     marker = match.group(1).strip()
+    if marker.startswith("!"):
+        return html.escape(f"[[{marker[1:]}]]")
     kind, _, name = marker.partition(":")
+    used.add(kind)
     if kind == "fig" and name:
         fig = load_checked(name)
         return (f'<div class="specdec-figure" id="fig-{html.escape(name)}" role="img" '
@@ -106,10 +190,7 @@ def render_marker(match: re.Match, page_path: str) -> str:
                 f'<script type="application/json" class="specdec-figure-data" data-for="fig-{html.escape(name)}">'
                 f'{script_json(fig["figure"])}</script>')
     if kind == "val" and name:
-        values = load_checked("values")["values"]
-        if name not in values:
-            raise PluginError(f"{page_path}: unknown value marker [[val:{name}]] (known: {', '.join(sorted(values))})")
-        return html.escape(str(values[name]))
+        return html.escape(str(lookup_value(name, page_path)))
     if marker == "visualizer":
         data = load_checked("visualizer")
         payload = {"runs": data["runs"], "palette": data["palette"]}

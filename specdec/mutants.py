@@ -1,0 +1,242 @@
+"""Mutation testing of the exactness checks: known wrong variants of the rule must fail them.
+
+A check that never fails proves nothing. Each `Mutant` is one small edit of this package's own source
+(the bugs peers shipped: a biased acceptance test, the wrong residual, the bonus token from the wrong
+row, q not being the distribution the draft sampled from, a KV-cache rollback off by one). `mutated`
+compiles the edited source and swaps the edited function in everywhere it is referenced, for the
+duration of a `with` block; `CHECKS` are the quick exactness checks (exact enumeration, a one-step
+statistical test through `verify_draft` alone, greedy equality and a sampled test on tiny models).
+`mutation_table` runs every check on the correct code and on every mutant: the tests require the
+correct code to pass all and every mutant to fail at least one; the Exactness page shows the table.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import inspect
+import math
+import sys
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str  # short id
+    what: str  # the bug, in words
+    module: str  # module of specdec holding the edited function
+    function: str  # "func" or "Class.method"
+    old: str  # source text replaced (must occur exactly once in the function)
+    new: str  # its wrong replacement
+
+
+MUTANTS = (
+    Mutant("biased_acceptance", "accept with probability 0.97 min(1, p/q)", "verify", "verify_draft",
+           "accepted = uniforms < accept_probs", "accepted = uniforms < accept_probs * 0.97"),
+    Mutant("biased_acceptance_1pct", "accept with probability 0.99 min(1, p/q)", "verify", "verify_draft",
+           "accepted = uniforms < accept_probs", "accepted = uniforms < accept_probs * 0.99"),
+    Mutant("wrong_residual", "resample from norm(max(0, p - a q)), a of the rejected token", "verify",
+           "residual_distribution", "residual = (p_row - q_row).clamp_min(0.0)",
+           "residual = (p_row - acceptance_probability(p_row[draft_token], q_row[draft_token]) * q_row).clamp_min(0.0)"),
+    Mutant("bonus_wrong_row", "bonus token drawn from p_target[k - 1] instead of p_target[k]", "verify",
+           "verify_draft", "extra = sample(p_target[k], generator)", "extra = sample(p_target[k - 1], generator)"),
+    Mutant("q_not_sampled", "the draft samples at half the temperature; q is reported at the full one",
+           "drafters", "ModelDrafter.propose", "seq[0, start + n] = sample(q_draft[n], generator)",
+           "seq[0, start + n] = sample(probs_from_logits(logits[0] * 2, config), generator)"),
+    Mutant("rollback_off_by_one", "the target's KV cache keeps one rejected position", "decoding",
+           "speculative_generate", "target_lm.rollback(n_new - 1)", "target_lm.rollback(n_new)"),
+)
+
+
+def _lookup(module, dotted: str):
+    owner, name = module, dotted
+    if "." in dotted:
+        cls, name = dotted.split(".")
+        owner = getattr(module, cls)
+    return owner, name, getattr(owner, name)
+
+
+def _compile_mutant(mutant: Mutant) -> tuple[object, str, Callable, Callable]:
+    module = importlib.import_module(f"specdec.{mutant.module}")
+    owner, name, original = _lookup(module, mutant.function)
+    source = textwrap.dedent(inspect.getsource(original))
+    if source.count(mutant.old) != 1:
+        raise ValueError(f"mutant {mutant.name}: {mutant.old!r} does not occur once in {mutant.function}")
+    namespace = dict(vars(module))  # the module's imports and helpers; the edited def is added
+    exec(compile(source.replace(mutant.old, mutant.new), f"<mutant {mutant.name}>", "exec"), namespace)
+    replacement = namespace[name]
+    for attr in ("__kwdefaults__", "__defaults__"):  # defaults evaluated in the module, not re-made
+        setattr(replacement, attr, getattr(original, attr))
+    return owner, name, original, replacement
+
+
+@contextlib.contextmanager
+def mutated(mutant: Mutant):
+    """Within the block, `mutant.function` is the edited one wherever specdec references it."""
+    owner, name, original, replacement = _compile_mutant(mutant)
+    swaps = [(owner, name, getattr(owner, name))]
+    for mod in [m for key, m in sys.modules.items() if key == "specdec" or key.startswith("specdec.")]:
+        for attr, value in list(vars(mod).items()):
+            if value is original and (mod, attr) != (owner, name):
+                swaps.append((mod, attr, value))
+    # Functions taking the original as a default argument (residual_fn=residual_distribution), also
+    # behind decorators such as torch.inference_mode.
+    defaults = []
+    for mod in [m for key, m in sys.modules.items() if key.startswith("specdec.")]:
+        for value in list(vars(mod).values()):
+            fn = inspect.unwrap(value) if callable(value) else None
+            if inspect.isfunction(fn) and (any(v is original for v in (fn.__defaults__ or ()))
+                                           or any(v is original for v in (fn.__kwdefaults__ or {}).values())):
+                defaults.append((fn, fn.__defaults__, fn.__kwdefaults__))
+    swap = lambda v: replacement if v is original else v  # noqa: E731
+    try:
+        for obj, attr, _ in swaps:
+            setattr(obj, attr, replacement)
+        for fn, pos, kw in defaults:
+            fn.__defaults__ = tuple(map(swap, pos)) if pos else pos
+            fn.__kwdefaults__ = {key: swap(v) for key, v in kw.items()} if kw else kw
+        yield mutant
+    finally:
+        for obj, attr, value in swaps:
+            setattr(obj, attr, value)
+        for fn, pos, kw in defaults:
+            fn.__defaults__, fn.__kwdefaults__ = pos, kw
+
+
+# ---------------------------------------------------------------- the quick exactness checks
+
+
+def check_enumeration() -> str | None:
+    """Exact: the first emitted token of verify_draft is distributed as p_target[0] (boundary replays),
+    and an all-accepted step's bonus comes from p_target[k]. None if it passes, else why not."""
+    from .exact import COUNTEREXAMPLE_P, COUNTEREXAMPLE_Q, first_token_distribution
+    from .verify import verify_draft
+
+    gen = torch.Generator().manual_seed(7)
+    cases = [(torch.tensor(COUNTEREXAMPLE_P, dtype=torch.float64), torch.tensor(COUNTEREXAMPLE_Q, dtype=torch.float64))]
+    for trial in range(200):
+        V, k = 2 + trial % 5, 1 + trial % 3
+        cases.append((torch.softmax(torch.randn(k + 1, V, generator=gen, dtype=torch.float64) * 2, -1),
+                      torch.softmax(torch.randn(k, V, generator=gen, dtype=torch.float64) * 2, -1)))
+    for i, (p, q) in enumerate(cases):
+        try:
+            dist = first_token_distribution(p, q)
+        except AssertionError as err:
+            return f"case {i}: {err}"
+        worst = float((dist - p[0]).abs().max())
+        if worst > 1e-9:
+            return f"case {i}: the first token's distribution is off p_target[0] by {worst:.3g}"
+    # The bonus row: p_target[k] one-hot at token 2, every earlier row one-hot at the draft token.
+    p = torch.tensor([[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0]])
+    q = torch.tensor([[1.0, 0, 0], [0, 1.0, 0]])
+    result = verify_draft(torch.tensor([0, 1]), q, p, gen)
+    if result.tokens.tolist() != [0, 1, 2]:
+        return f"an all-accepted step emitted {result.tokens.tolist()}, expected [0, 1, 2] (bonus from p_target[k])"
+    return None
+
+
+def check_acceptance_statistics(n_draws: int = 1_000_000, z_max: float = 6.0) -> str | None:
+    """Statistical, one step, no model: 10^6 independent accept decisions of verify_draft (one call, k = 10^6
+    positions, each drafted from its own q), binned by token; the accepted fraction must match
+    min(q, p) per token within z_max standard errors. Power: a 1% bias in the comparison is > 10 sigma."""
+    from .verify import verify_draft
+
+    gen = torch.Generator().manual_seed(11)
+    p_row = torch.tensor([0.40, 0.30, 0.20, 0.10], dtype=torch.float64)
+    q_row = torch.tensor([0.60, 0.10, 0.25, 0.05], dtype=torch.float64)
+    q_draft = q_row.expand(n_draws, -1)
+    p_target = p_row.expand(n_draws + 1, -1)
+    draft_tokens = torch.multinomial(q_row, n_draws, replacement=True, generator=gen)
+    result = verify_draft(draft_tokens, q_draft, p_target, gen)
+    for x in range(len(p_row)):
+        drafted = draft_tokens == x
+        n_x = int(drafted.sum())
+        a = min(1.0, float(p_row[x] / q_row[x]))
+        got = int((result.accepted & drafted).sum())
+        se = math.sqrt(max(n_x * a * (1 - a), 1e-12))
+        z = (got - n_x * a) / se
+        if abs(z) > z_max or (a == 1.0 and got != n_x):
+            return f"token {x}: accepted {got} of {n_x} drafts, expected {n_x * a:.0f} (min(1, p/q) = {a:.4f}), z = {z:.1f}"
+    return None
+
+
+def _tiny_pair(vocab: int = 6):
+    from .exact import make_tiny_lm
+
+    return make_tiny_lm(1, vocab, 0.6), make_tiny_lm(2, vocab, 0.6)
+
+
+def check_greedy_equality() -> str | None:
+    """Token for token: greedy speculative decoding equals greedy decoding of the target (tiny models)."""
+    from . import decoding
+
+    target, draft = _tiny_pair(12)
+    for seed in range(4):
+        prompt = torch.randint(12, (3,), generator=torch.Generator().manual_seed(seed))
+        reference = decoding.autoregressive_generate(target, prompt, max_new_tokens=16, temperature=0.0,
+                                                     generator=torch.Generator())
+        for k in (1, 3, 5):
+            out = decoding.speculative_generate(target, draft, prompt, max_new_tokens=16, k=k, temperature=0.0,
+                                                generator=torch.Generator())
+            if out.tolist() != reference.tolist():
+                return f"prompt {prompt.tolist()}, k={k}: {out.tolist()} != target greedy {reference.tolist()}"
+    return None
+
+
+def check_sampled_sequences(n_runs: int = 2000, alpha: float = 1e-3) -> str | None:
+    """Statistical, through the decoder: 3 tokens sampled at T = 1 with k = 2 from tiny models, chi-square
+    against the exact distribution of the target's own sampling."""
+    from . import decoding
+    from .exact import chi_square_test, sequence_distribution
+    from .sampling import SamplingConfig
+
+    target, draft = _tiny_pair(6)
+    prompt = torch.tensor([1, 4])
+    exact = sequence_distribution(target, prompt, 3, SamplingConfig(1.0))
+    gen = torch.Generator().manual_seed(3)
+    counts = dict.fromkeys(exact, 0)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for _ in range(n_runs):
+            out = decoding.speculative_generate(target, draft, prompt, max_new_tokens=3, k=2, temperature=1.0,
+                                                generator=gen)
+            counts[tuple(out.tolist())] += 1
+    finally:
+        torch.set_num_threads(threads)
+    result = chi_square_test(counts, exact)
+    if result["p_value"] < alpha:
+        return f"chi-square p = {result['p_value']:.2g} over {n_runs} sampled sequences (TV {result['tv_distance']:.3f})"
+    return None
+
+
+CHECKS: dict[str, Callable[[], str | None]] = {
+    "enumeration": check_enumeration,
+    "acceptance_statistics": check_acceptance_statistics,
+    "greedy_equality": check_greedy_equality,
+    "sampled_sequences": check_sampled_sequences,
+}
+
+
+def run_checks(sampled_runs: int = 2000) -> dict[str, str | None]:
+    """{check: None (passed) or the reason it failed}; an exception inside a check is a failure too."""
+    out = {}
+    for name, check in CHECKS.items():
+        try:
+            out[name] = check(n_runs=sampled_runs) if name == "sampled_sequences" else check()
+        except Exception as err:  # a mutant may crash a check: that is a detection, recorded as such
+            out[name] = f"{type(err).__name__}: {err}"
+    return out
+
+
+def mutation_table(mutants=MUTANTS, sampled_runs: int = 2000, progress=lambda it, **kw: it) -> list[dict]:
+    """One row per variant (the correct code first): which checks fail it, and why."""
+    rows = [{"variant": "correct", "what": "this repository's code", "failures": run_checks(sampled_runs)}]
+    for mutant in progress(mutants, desc="mutants", unit="mutant"):
+        with mutated(mutant):
+            rows.append({"variant": mutant.name, "what": mutant.what, "failures": run_checks(sampled_runs)})
+    return rows

@@ -1,0 +1,252 @@
+"""Nothing silently wrong: broken logits, bad scalars, mismatched heads, malformed caches, stale artifacts,
+arguments checked before any model loads, and the build's memory."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import torch
+from test_models import default_draft_cache, make_cache
+
+from specdec import autoregressive_generate, models, speculative_generate
+from specdec.exact import make_tiny_lm
+
+ROOT = Path(__file__).resolve().parents[1]
+PROMPT = torch.tensor([1, 2, 3])
+
+
+@pytest.fixture(scope="module")
+def pair():
+    return make_tiny_lm(seed=5, vocab_size=12), make_tiny_lm(seed=6, vocab_size=12)
+
+
+def poisoned(value: float, token: int = 3):
+    """A tiny model whose logit for `token` is always `value` (through the output bias)."""
+    model = make_tiny_lm(seed=7, vocab_size=12)
+    head = torch.nn.Linear(model.config.hidden_size, 12, bias=True)
+    with torch.no_grad():
+        head.weight.copy_(model.lm_head.weight)
+        head.bias.zero_()
+        head.weight[token] = 0.0
+        head.bias[token] = value
+    model.lm_head = head
+    return model
+
+
+# ---------------------------------------------------------------- NaN / inf logits
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_nan_or_inf_logits_raise_in_both_decoders(pair, value, temperature):
+    target, draft = pair
+    gen = torch.Generator().manual_seed(0)
+    bad = poisoned(value)
+    name = "NaN" if value != value else r"\+inf"
+    with pytest.raises(FloatingPointError, match=f"target model produced {name}"):
+        autoregressive_generate(bad, PROMPT, max_new_tokens=4, temperature=temperature, generator=gen)
+    with pytest.raises(FloatingPointError, match=f"target model produced {name}"):
+        speculative_generate(bad, draft, PROMPT, max_new_tokens=4, k=2, temperature=temperature, generator=gen)
+    with pytest.raises(FloatingPointError, match=f"draft model produced {name}"):
+        speculative_generate(target, bad, PROMPT, max_new_tokens=4, k=2, temperature=temperature, generator=gen)
+
+
+def test_minus_inf_logits_stay_legal(pair):
+    """A masked token (-inf) is not an error: it just never comes out."""
+    target, draft = pair
+    masked = poisoned(float("-inf"))  # token 3 masked in the target
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(20):
+        out = speculative_generate(masked, draft, PROMPT, max_new_tokens=6, k=3, temperature=1.0, generator=gen)
+        assert 3 not in out.tolist()
+
+
+# ---------------------------------------------------------------- scalar types and ids
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(top_k=True), "top_k must be a positive integer"),
+    (dict(top_p="0.5"), "top_p must be in"),
+    (dict(top_p=True), "top_p must be in"),
+    (dict(temperature=True), "temperature must be a finite number"),
+    (dict(temperature=float("inf")), "temperature must be a finite number"),
+    (dict(temperature=float("nan")), "temperature must be a finite number"),
+    (dict(max_new_tokens=True), "max_new_tokens must be a positive integer"),
+    (dict(k=True), "k .* must be >= 1"),
+    (dict(vocab_size=0), r"vocab_size must be an integer in \[1, 12\]"),
+    (dict(vocab_size=13), r"vocab_size must be an integer in \[1, 12\]"),
+    (dict(vocab_size=True), r"vocab_size must be an integer"),
+    (dict(input_ids=torch.tensor([1, 12])), r"id 12, outside the models' vocabulary \[0, 12\)"),
+    (dict(input_ids=torch.tensor([-1, 2])), r"id -1, outside"),
+])
+def test_bad_scalars_and_ids_are_clear_errors(pair, kwargs, message):
+    target, draft = pair
+    args = dict(input_ids=PROMPT, max_new_tokens=4, k=2, temperature=0.0, generator=torch.Generator())
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=message):
+        speculative_generate(target, draft, args.pop("input_ids"), **args)
+
+
+def test_baseline_checks_ids_and_vocab_size_too(pair):
+    target, _ = pair
+    with pytest.raises(ValueError, match="outside the models' vocabulary"):
+        autoregressive_generate(target, torch.tensor([40]), max_new_tokens=2, temperature=0, generator=torch.Generator())
+    with pytest.raises(ValueError, match="vocab_size must be"):
+        autoregressive_generate(target, PROMPT, max_new_tokens=2, temperature=0, generator=torch.Generator(),
+                                vocab_size=0)
+
+
+# ---------------------------------------------------------------- heads of different sizes (the loaded pair)
+
+
+def loaded(model, n_tokens):
+    return SimpleNamespace(model=model, tokenizer=[0] * n_tokens, name=f"m{n_tokens}")
+
+
+def with_head(model, rows):
+    model.lm_head = torch.nn.Linear(model.config.hidden_size, rows, bias=False)
+    return model
+
+
+def test_pair_vocab_size_reconciles_padding_and_refuses_the_rest():
+    same = loaded(make_tiny_lm(1, 16), 16), loaded(make_tiny_lm(2, 16), 16)
+    assert models.pair_vocab_size(*same) is None
+    smaller_head = loaded(make_tiny_lm(1, 16), 16), loaded(with_head(make_tiny_lm(2, 16), 8), 16)
+    assert models.pair_vocab_size(*smaller_head) is None  # q = 0 on ids >= 8: exact
+    padded_draft = loaded(make_tiny_lm(1, 16), 14), loaded(make_tiny_lm(2, 20), 14)
+    assert models.pair_vocab_size(*padded_draft) == 14  # the draft's rows 16..19 are padding
+    padded_target = loaded(make_tiny_lm(1, 20), 14), loaded(make_tiny_lm(2, 16), 14)
+    assert models.pair_vocab_size(*padded_target) == 14  # the target's rows the draft cannot read are padding
+    with pytest.raises(models.TokenizerMismatchError, match="scores 20 ids, the draft 'm20' scores 16 and reads 16"):
+        models.pair_vocab_size(loaded(make_tiny_lm(1, 20), 20), loaded(make_tiny_lm(2, 16), 20))
+
+
+# ---------------------------------------------------------------- the converted-model cache
+
+
+@pytest.mark.parametrize("manifest,reason", [
+    ([1, 2], "malformed manifest"),
+    ({"format": 1, "files": []}, "malformed manifest"),
+    ({"format": 1, "files": {"config.json": {"size": "2"}}}, "malformed manifest"),
+    ({"format": 1, "files": {"../x": {"size": 2, "sha256": "ab"}}}, "malformed manifest"),
+    ({"files": {"config.json": {"size": 2, "sha256": "ab"}}}, "malformed manifest"),
+    ("just a string", "malformed manifest"),
+])
+def test_malformed_manifest_means_rebuild_not_a_crash(tmp_path, manifest, reason):
+    folder = tmp_path / "c"
+    make_cache(folder)
+    (folder / models.MANIFEST).write_text(json.dumps(manifest))
+    assert reason in models.find_conversion_problem(folder)
+
+
+def test_manifest_must_cover_every_weight_file(tmp_path):
+    folder = tmp_path / "c"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    models.write_manifest(folder, {"source": "test"})  # lists only config.json
+    (folder / "model.safetensors").write_bytes(os.urandom(2048))  # weights added after: unprotected
+    assert "not in the manifest: model.safetensors" in models.find_conversion_problem(folder)
+    (folder / "model.safetensors").unlink()
+    assert "does not cover config.json and the weights" in models.find_conversion_problem(folder)
+
+
+def test_killed_conversion_leaves_no_temp_folder_behind(tmp_path, monkeypatch):
+    source, folder = default_draft_cache(tmp_path, monkeypatch)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = folder.parent / f"{folder.name}.tmp-{dead.pid}-abc"
+    live = folder.parent / f"{folder.name}.tmp-{os.getpid()}-xyz"  # a conversion still running
+    for path in (stale, live):
+        (path / "gguf").mkdir(parents=True)
+    assert models.converted_folder(source) == folder
+    assert not stale.exists() and live.exists()
+
+
+# ---------------------------------------------------------------- the build: arguments, staleness, memory
+
+
+def run_build(*args):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / "build_data.py"), *args], capture_output=True,
+                          text=True, env=env, timeout=120)
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--temperature", "inf"], "--temperature must be a finite number >= 0, got inf"),
+    (["--temperature", "nan"], "--temperature must be a finite number >= 0, got nan"),
+    (["--seed", str(2**70)], "--seed must be in"),
+    (["--seed", "-1"], "--seed must be in"),
+    (["--k", "1000000"], "--k must be in [1, 64]"),
+    (["--k", "0"], "--k must be in [1, 64]"),
+])
+def test_bad_arguments_exit_2_with_one_line_before_loading_anything(args, message, tmp_path):
+    start = time.perf_counter()
+    result = run_build(*args, "--out", str(tmp_path / "out"))
+    assert time.perf_counter() - start < 10
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("python scripts/build_data.py: error:") and message in lines[0], lines
+    assert not (tmp_path / "out").exists()
+
+
+def test_out_that_is_a_file_is_refused(tmp_path):
+    target = tmp_path / "file.json"
+    target.write_text("{}")
+    result = run_build("--out", str(target))
+    assert result.returncode == 2 and "is a file, not a folder" in result.stderr
+    result = run_build("--out", str(target / "sub"))
+    assert result.returncode == 2 and "is a file, not a folder" in result.stderr
+    assert target.read_text() == "{}"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_out_in_a_read_only_folder_is_refused(tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    try:
+        result = run_build("--out", str(locked / "data"))
+        assert result.returncode == 2 and "is not writable" in result.stderr
+    finally:
+        locked.chmod(0o755)
+
+
+def test_committed_artifacts_were_built_by_the_committed_code():
+    from specdec_site.meta import code_hash
+
+    now = code_hash()
+    for path in sorted((ROOT / "docs" / "data" / "cpu").glob("*.json")):
+        recorded = json.loads(path.read_text())["metadata"]["code_sha256"]
+        assert recorded == now, (
+            f"{path.relative_to(ROOT)} was built by other code (code_sha256 {recorded[:12]}, the repository's is "
+            f"{now[:12]}): rebuild with `python scripts/build_data.py --device cpu` (the changed stages rerun)")
+
+
+def test_changed_code_makes_every_stage_stale(tmp_path, monkeypatch):
+    from specdec_site import cli
+    from specdec_site.stages import STAGES
+
+    stage = STAGES["exactness"]
+    path = tmp_path / "exactness.json"
+    meta = {"schema_version": cli.SCHEMA_VERSION, "config_hash": "abc", "code_sha256": cli.code_hash()}
+    path.write_text(json.dumps({"metadata": meta}))
+    assert cli.staleness(stage, path, "abc") is None
+    assert cli.staleness(stage, path, "other") == "built with other settings"
+    monkeypatch.setattr(cli, "code_hash", lambda: "0" * 64)
+    assert "built by other code" in cli.staleness(stage, path, "abc")
+
+
+def test_the_full_build_stayed_under_16_gb_and_logged_it():
+    log = (ROOT / "docs" / "data" / "cpu" / "build-log.txt").read_text()
+    summary = [line for line in log.splitlines() if line.startswith("[build] summary:")]
+    assert summary and "peak memory" in summary[-1]
+    for path in sorted((ROOT / "docs" / "data" / "cpu").glob("*.json")):
+        peak = json.loads(path.read_text())["metadata"]["peak_rss_gb"]
+        assert peak < 16, f"{path.name}: peak memory {peak} GB"

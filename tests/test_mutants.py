@@ -1,0 +1,96 @@
+"""The exactness checks have power: every known wrong variant of the rule fails at least one of them, the
+correct code passes all, and the enumeration now tests verify_draft's comparison itself."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+import specdec
+from specdec import decoding, drafters, verify
+from specdec.exact import counterexample, first_token_distribution
+from specdec.mutants import MUTANTS, check_acceptance_statistics, check_enumeration, mutated, mutation_table
+
+ROOT = Path(__file__).resolve().parents[1]
+BY_NAME = {m.name: m for m in MUTANTS}
+# Which check must catch which bug (a mutant may fail more).
+EXPECTED = {
+    "biased_acceptance": {"enumeration", "acceptance_statistics"},
+    "biased_acceptance_1pct": {"enumeration", "acceptance_statistics"},
+    "wrong_residual": {"enumeration"},
+    "bonus_wrong_row": {"enumeration", "greedy_equality"},
+    "q_not_sampled": {"sampled_sequences"},
+    "rollback_off_by_one": {"greedy_equality"},
+}
+
+
+@pytest.fixture(scope="module")
+def table():
+    return {row["variant"]: row["failures"] for row in mutation_table()}
+
+
+def test_correct_code_passes_every_check(table):
+    assert all(why is None for why in table["correct"].values()), table["correct"]
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_every_wrong_variant_is_caught(table, name):
+    failed = {check for check, why in table[name].items() if why}
+    assert failed >= EXPECTED[name], f"{name}: caught only by {sorted(failed)}; {table[name]}"
+
+
+def test_the_table_covers_every_mutant():
+    assert set(EXPECTED) == set(BY_NAME)
+
+
+def test_the_three_percent_bias_fails_the_enumeration_itself():
+    """The bias the old enumeration missed: it weighted branches by the accept_probs verify_draft reports."""
+    p, q = counterexample()
+    assert torch.allclose(first_token_distribution(p, q), p[0], atol=1e-12)
+    with mutated(BY_NAME["biased_acceptance"]):
+        with pytest.raises(AssertionError, match="just below min"):
+            first_token_distribution(p, q)
+    assert torch.allclose(first_token_distribution(p, q), p[0], atol=1e-12)  # restored
+
+
+def test_one_step_statistics_reject_a_one_percent_bias_in_seconds():
+    assert check_acceptance_statistics() is None
+    with mutated(BY_NAME["biased_acceptance_1pct"]):
+        why = check_acceptance_statistics()
+    assert why is not None and "z = " in why
+
+
+def test_mutations_are_undone_and_reach_every_reference():
+    originals = (verify.verify_draft, decoding.verify_draft, verify.residual_distribution,
+                 drafters.ModelDrafter.propose, decoding.speculative_generate, specdec.speculative_generate)
+    kwdefaults = dict(decoding.speculative_generate.__wrapped__.__kwdefaults__)
+    with mutated(BY_NAME["wrong_residual"]):
+        assert verify.residual_distribution is not originals[2]
+        assert decoding.speculative_generate.__wrapped__.__kwdefaults__["residual_fn"] is verify.residual_distribution
+        assert check_enumeration() is not None
+    with mutated(BY_NAME["bonus_wrong_row"]):
+        assert decoding.verify_draft is verify.verify_draft is not originals[0]
+    assert (verify.verify_draft, decoding.verify_draft, verify.residual_distribution, drafters.ModelDrafter.propose,
+            decoding.speculative_generate, specdec.speculative_generate) == originals
+    assert decoding.speculative_generate.__wrapped__.__kwdefaults__ == kwdefaults
+    assert check_enumeration() is None
+
+
+def test_a_mutant_whose_text_is_gone_is_an_error():
+    from specdec.mutants import Mutant
+
+    with pytest.raises(ValueError, match="does not occur once"):
+        with mutated(Mutant("x", "x", "verify", "verify_draft", "no such text", "")):
+            pass
+
+
+def test_committed_mutation_table_shows_every_mutant_caught():
+    rows = json.loads((ROOT / "docs" / "data" / "cpu" / "exactness.json").read_text())["mutants"]
+    by_variant = {r["variant"]: r["failures"] for r in rows}
+    assert set(by_variant) == {"correct", *EXPECTED}
+    assert not any(by_variant["correct"].values())
+    for name in EXPECTED:
+        assert any(by_variant[name].values()), name
