@@ -100,3 +100,56 @@ def test_vendored_plotly_bundle_matches_the_plotly_package():
     head = (folder / "plotly-basic.min.js").read_text()[:200]
     assert f"v{get_plotlyjs_version()}" in head and (folder / "LICENSE").is_file()
     assert json.loads((folder / "package.json").read_text())["version"] == get_plotlyjs_version()
+
+
+def test_pages_with_math_are_marked_for_katex_and_others_not(hook):
+    class File:
+        src_path = "math.md"
+
+    class Page:
+        file = File()
+        url = "math/"
+
+    assert "data-specdec-katex" not in hook.on_page_content("<p>no math</p>", page=Page(), config=None, files=None)
+    marked = hook.on_page_content('<p><span class="arithmatex">\\(p\\)</span></p>', page=Page(), config=None, files=None)
+    assert 'data-specdec-katex="../assets/vendor/katex-0.16.22/"' in marked
+
+
+def test_css_pruning_drops_only_selectors_naming_absent_classes(hook):
+    css = """@charset "UTF-8";
+    .wrap{--c: red}
+    .used .absent, .used > p{color:var(--c)}
+    .absent{color:blue}
+    a.absent:hover{x:1}
+    p:not(.absent){margin:0}
+    [class~="absent"], div[data-x=".absent"]{y:2}
+    :is(.absent, .used){z:3}
+    @media (max-width: 10px){.absent{a:1} .used{b:2}}
+    @media print{.absent{c:3}}
+    @font-face{font-family:F;src:url(f.woff)}
+    @keyframes spin{from{transform:rotate(0)}to{transform:rotate(1turn)}}
+    body{margin:0}"""
+    pruned = hook.prune_css(css, {"wrap", "used"})
+    assert ".wrap{--c: red}" in pruned and ".used > p{color:var(--c)}" in pruned
+    assert ".used .absent" not in pruned and ".absent{color:blue}" not in pruned and "a.absent" not in pruned
+    # classes inside :not(), :is() and attribute brackets are not required
+    for kept in ("p:not(.absent){margin:0}", '[class~="absent"],div[data-x=".absent"]{y:2}', ":is(.absent, .used){z:3}",
+                 "@media (max-width: 10px){.used{b:2}}", "@font-face", "@keyframes spin", "body{margin:0}", "@charset"):
+        assert kept in pruned, (kept, pruned)
+    assert "@media print" not in pruned
+
+
+def test_notebook_css_is_pruned_in_place_and_other_pages_untouched(hook):
+    class File:
+        src_path = "notebooks/walkthrough.ipynb"
+
+    class Page:
+        file = File()
+
+    big = ".jp-Cell{a:1}" + ".jp-Absent{b:2}" * 5000
+    output = f'<html><style type="text/css">{big}</style><div class="jp-Cell"></div><style>.x{{c:3}}</style></html>'
+    pruned = hook.on_post_page(output, page=Page(), config=None)
+    assert '<style type="text/css">.jp-Cell{a:1}</style>' in pruned and "jp-Absent" not in pruned
+    assert "<style>.x{c:3}</style>" in pruned  # small blocks are left as they are
+    File.src_path = "math.md"
+    assert hook.on_post_page(output, page=Page(), config=None) == output

@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from browser import ROOT, SHOTS, build_site, needs_chromium, open_page, serve
@@ -117,6 +118,10 @@ def test_instant_navigation_renders_figures(site, browser):
     page.wait_for_url("**/benchmark/")
     page.wait_for_function(f"document.querySelectorAll('.specdec-figure.js-plotly-plot').length === {markers('benchmark/')}",
                            timeout=15000)
+    # KaTeX, loaded on demand, also renders a page reached without a reload (and from a page without math)
+    page.click("a.md-nav__link[href$='math/']")
+    page.wait_for_url("**/math/")
+    page.wait_for_function("document.querySelectorAll('.katex-display .tag').length >= 9", timeout=15000)
     assert log["errors"] == []
     page.close()
 
@@ -229,7 +234,9 @@ def test_page_weight_and_plotly_only_where_needed(site, browser):
         urls = [r.url for r in responses]
         total = sum(sizes.values())
         plotly = [u for u in urls if "plotly" in u]
-        weights[path or "home"] = {"bytes": total, "plotly": bool(plotly), "requests": len(urls)}
+        katex = [u for u in urls if "/katex" in u]
+        weights[path or "home"] = {"bytes": total, "plotly": bool(plotly), "katex": bool(katex), "requests": len(urls)}
+        assert bool(katex) == (path == "math/"), f"{path}: KaTeX must load on the math page only: {katex}"
         if needs_plotly(path):
             assert plotly and all("plotly.js-basic-" in u for u in plotly), (path, plotly)
         else:
@@ -240,10 +247,44 @@ def test_page_weight_and_plotly_only_where_needed(site, browser):
     SHOTS.parent.mkdir(parents=True, exist_ok=True)
     (SHOTS.parent / "page-weights.json").write_text(json.dumps(weights, indent=1))
     print("\npage weights (bytes):", json.dumps(weights))
-    # Still over 1 MB (issue 10, open): the notebook page (mkdocs-jupyter inlines 574 KB of JupyterLab CSS) and
-    # the Source page (330 KB of code); both also load KaTeX (300 KB) on every page. No other page may be.
-    assert set(heavy) <= {"notebooks/walkthrough/", "source/"}, {p: weights[p or "home"] for p in heavy}
+    assert heavy == [], {p: weights[p or "home"] for p in heavy}
     assert any(not w["plotly"] for w in weights.values()) and any(w["plotly"] for w in weights.values())
+
+
+def test_notebook_css_pruning_changes_no_computed_style(site, browser):
+    """The hook prunes mkdocs-jupyter's inlined JupyterLab stylesheet (575 KB) to the rules that can match.
+    Put the whole stylesheet back in the page: no element's computed style (nor its ::before/::after) changes."""
+    import mkdocs_jupyter
+
+    full = (Path(mkdocs_jupyter.__file__).parent / "templates" / "mkdocs_html" / "assets" / "index.css").read_text()
+    page, log = open_page(browser, site + "notebooks/walkthrough/")
+    snapshot = """() => {
+        const out = [];
+        for (const el of document.querySelectorAll('body *')) {
+            for (const pseudo of [null, '::before', '::after']) {
+                const cs = getComputedStyle(el, pseudo);
+                let row = '';
+                for (let i = 0; i < cs.length; i++) row += cs[i] + ':' + cs.getPropertyValue(cs[i]) + ';';
+                out.push(row);
+            }
+        }
+        return out;
+    }"""
+    pruned = page.evaluate(snapshot)
+    swapped = page.evaluate("""(full) => {
+        const style = Array.from(document.querySelectorAll('style')).find(s => s.textContent.includes('.jupyter-wrapper{--md-red-50'));
+        if (!style) return 0;
+        const before = style.textContent.length;
+        style.textContent = full;
+        return before;
+    }""", full)
+    assert 0 < swapped < len(full) / 3, (swapped, len(full))
+    whole = page.evaluate(snapshot)
+    assert len(pruned) == len(whole) > 300
+    changed = [i for i, (a, b) in enumerate(zip(pruned, whole)) if a != b]
+    assert changed == [], f"{len(changed)} computed styles differ, e.g. element/pseudo #{changed[:5]}"
+    assert log["errors"] == [], log["errors"]
+    page.close()
 
 
 def test_tokens_with_the_same_text_keep_separate_bars(site, browser):

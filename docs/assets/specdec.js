@@ -26,29 +26,43 @@
   }
   const PLOT_CONFIG = { responsive: true, displaylogo: false };
 
-  // ------------------------------------------------------------------ plotly.js, on demand
-  // Only pages with a figure load it: the hook marks them with data-specdec-plotly (the bundle's URL).
-  // One <script> for the whole visit, also across instant navigation; fn runs once it is there.
-  let plotlyLoading = null;
-  function withPlotly(fn) {
-    if (window.Plotly) { fn(); return; }
-    const mark = document.querySelector("[data-specdec-plotly]");
-    if (!mark) return;
-    if (!plotlyLoading) {
-      plotlyLoading = new Promise(function (resolve, reject) {
-        const script = document.createElement("script");
-        script.src = mark.getAttribute("data-specdec-plotly");
-        script.onload = resolve;
-        script.onerror = function () { plotlyLoading = null; reject(new Error("plotly.js failed to load")); };
-        document.head.appendChild(script);
-      });
-    }
-    plotlyLoading.then(fn, function (err) { console.error(err.message); });
+  // ------------------------------------------------------------------ plotly.js and KaTeX, on demand
+  // Only the pages that need them load them: the hook marks pages with a figure with
+  // data-specdec-plotly (the bundle's URL) and pages with math with data-specdec-katex (KaTeX's folder).
+  // Each library is loaded once per visit, also across instant navigation; fn runs once it is there.
+  function loadScript(src) {
+    return new Promise(function (resolve, reject) {
+      const script = document.createElement("script");
+      script.src = src;
+      script.onload = resolve;
+      script.onerror = function () { reject(new Error(src + " failed to load")); };
+      document.head.appendChild(script);
+    });
   }
+  function onDemand(ready, attribute, load) {
+    let loading = null;
+    return function (fn) {
+      if (ready()) { fn(); return; }
+      const mark = document.querySelector("[" + attribute + "]");
+      if (!mark) return;
+      if (!loading) {
+        loading = load(mark.getAttribute(attribute)).catch(function (err) { loading = null; throw err; });
+      }
+      loading.then(fn, function (err) { console.error(err.message); });
+    };
+  }
+  const withPlotly = onDemand(function () { return !!window.Plotly; }, "data-specdec-plotly", loadScript);
+  const withKatex = onDemand(function () { return typeof window.renderMathInElement === "function"; },
+    "data-specdec-katex", function (base) {
+      const css = document.createElement("link");
+      css.rel = "stylesheet";
+      css.href = base + "katex.min.css";
+      document.head.appendChild(css);
+      return loadScript(base + "katex.min.js").then(function () { return loadScript(base + "contrib/auto-render.min.js"); });
+    });
 
   // ------------------------------------------------------------------ math
   function renderMath() {
-    if (typeof renderMathInElement !== "function") return;
     document.querySelectorAll(".arithmatex").forEach(function (el) {
       renderMathInElement(el, {
         delimiters: [
@@ -310,7 +324,7 @@
   }
 
   function init() {
-    renderMath();
+    withKatex(renderMath);
     withPlotly(function () {
       renderFigures();
       renderVisualizer();

@@ -9,8 +9,10 @@ Markers in the Markdown pages:
     [[!TEXT]]         the literal text [[TEXT]] (the escape)
 Fenced code blocks are never scanned, and code spans only for [[val:...]]: `torch.tensor([[0, 3]])` is code.
 
-plotly.js (the vendored basic bundle, which draws the scatter and bar traces the site uses) is loaded
-only by pages with a figure, the visualizer or the playground: the hook marks them for assets/specdec.js.
+Page weight: plotly.js (the vendored basic bundle, which draws the scatter and bar traces the site uses)
+is loaded only by pages with a figure, the visualizer or the playground, and KaTeX only by pages with
+math: the hook marks them for assets/specdec.js. The notebook page's inlined JupyterLab stylesheet
+(575 KB) is pruned to the rules that can match an element of the page.
 
 The files are written by `python scripts/build_figures.py` from the artifacts in docs/data/, in the
 format that `specdec_site.contract` defines; each records the sha256 of the artifacts it was built from.
@@ -24,8 +26,10 @@ from __future__ import annotations
 import html
 import json
 import re
+from html.parser import HTMLParser
 from pathlib import Path
 
+import tinycss2
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import Files
@@ -46,6 +50,11 @@ PLAYGROUND_PANELS = ("rule", "speedup", "race")
 PLOTLY_BUNDLE = "assets/vendor/plotly.js-basic-{version}/plotly-basic.min.js"
 PLOTLY_BASIC_TRACES = {"scatter", "bar", "pie"}
 NEEDS_PLOTLY = ("fig", "visualizer", "playground")
+# The vendored KaTeX (loaded by pages whose HTML has arithmatex math).
+KATEX_DIR = "assets/vendor/katex-0.16.22/"
+# A <style> this large on a notebook page is mkdocs-jupyter's JupyterLab stylesheet: pruned.
+PRUNE_STYLE_ABOVE = 50_000
+STYLE = re.compile(r"(<style[^>]*>)(.*?)(</style>)", re.S)
 FIX = "run `python scripts/build_figures.py` (or `bash scripts/site.sh`)"
 
 _cache: dict = {}
@@ -68,6 +77,9 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
         raise PluginError(f"plotly {plotly.__version__} draws with plotly.js {get_plotlyjs_version()}, but "
                           f"{bundle.relative_to(DOCS.parent)} is not vendored: put the npm package "
                           f"plotly.js-basic-dist-min@{get_plotlyjs_version()} there (with its LICENSE)")
+    for name in ("katex.min.js", "katex.min.css", "contrib/auto-render.min.js"):
+        if not (DOCS / KATEX_DIR / name).is_file():
+            raise PluginError(f"KaTeX is not vendored: {(DOCS / KATEX_DIR / name).relative_to(DOCS.parent)} is missing")
     return config
 
 
@@ -78,6 +90,22 @@ def on_page_markdown(markdown: str, *, page: Page, config: MkDocsConfig, files: 
         # Where the page's scripts find plotly.js (loaded on demand, also under instant navigation).
         out += f'\n\n<div hidden data-specdec-plotly="{html.escape(get_relative_url(plotly_bundle(), page.url))}"></div>\n'
     return out
+
+
+def on_page_content(html_text: str, *, page: Page, config: MkDocsConfig, files: Files) -> str:
+    if 'class="arithmatex"' in html_text:
+        # Where the page's scripts find KaTeX (loaded on demand, like plotly.js).
+        url = get_relative_url(KATEX_DIR + "katex.min.js", page.url).removesuffix("katex.min.js")
+        html_text += f'\n<div hidden data-specdec-katex="{html.escape(url)}"></div>\n'
+    return html_text
+
+
+def on_post_page(output: str, *, page: Page, config: MkDocsConfig) -> str:
+    if not page.file.src_path.endswith(".ipynb"):
+        return output
+    classes = page_classes(output)
+    return STYLE.sub(lambda m: m.group(1) + prune_css(m.group(2), classes) + m.group(3)
+                     if len(m.group(2)) > PRUNE_STYLE_ABOVE else m.group(0), output)
 
 
 def plotly_bundle() -> str:
@@ -139,6 +167,73 @@ def lookup_value(name: str, page_path: str):
     if name not in values:
         raise PluginError(f"{page_path}: unknown value marker [[val:{name}]] (known: {', '.join(sorted(values))})")
     return values[name]
+
+
+# ---------------------------------------------------------------- CSS pruning
+
+
+class _ClassCollector(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.classes: set[str] = set()
+
+    def handle_starttag(self, tag, attrs):
+        for name, value in attrs:
+            if name == "class" and value:
+                self.classes.update(value.split())
+
+
+def page_classes(html_text: str) -> set[str]:
+    """Every class name on an element of the page."""
+    collector = _ClassCollector()
+    collector.feed(html_text)
+    collector.close()
+    return collector.classes
+
+
+def prune_css(css: str, classes: set[str]) -> str:
+    """The stylesheet less the selectors that name a class no element of the page has.
+
+    Conservative: a selector is dropped only when a class outside any :not()/:is()/... and outside
+    [attribute] brackets is absent, so no rule that could match is lost; @media/@supports/@layer are
+    pruned inside; every other at-rule (@font-face, @keyframes, ...) is kept whole.
+    """
+    rules = tinycss2.parse_stylesheet(css, skip_comments=True, skip_whitespace=True)
+    return "".join(_pruned_rules(rules, classes))
+
+
+def _pruned_rules(rules, classes: set[str]):
+    for rule in rules:
+        if rule.type == "qualified-rule":
+            kept = [sel for sel in _split_selectors(rule.prelude) if _may_match(sel, classes)]
+            if kept:
+                yield ",".join(tinycss2.serialize(sel).strip() for sel in kept) + "{" + tinycss2.serialize(rule.content) + "}"
+        elif rule.type == "at-rule" and rule.content is not None and rule.lower_at_keyword in ("media", "supports", "layer"):
+            inner = "".join(_pruned_rules(tinycss2.parse_blocks_contents(rule.content, skip_comments=True,
+                                                                         skip_whitespace=True), classes))
+            if inner:
+                yield f"@{rule.at_keyword}{tinycss2.serialize(rule.prelude)}{{{inner}}}"
+        elif rule.type == "at-rule":
+            yield rule.serialize()
+        # parse errors are dropped, as a browser drops them
+
+
+def _split_selectors(prelude) -> list[list]:
+    """A selector list split at its top-level commas (commas inside :is(...) are nested tokens)."""
+    out: list[list] = [[]]
+    for token in prelude:
+        if token.type == "literal" and token.value == ",":
+            out.append([])
+        else:
+            out[-1].append(token)
+    return [sel for sel in out if any(t.type not in ("whitespace", "comment") for t in sel)]
+
+
+def _may_match(selector: list, classes: set[str]) -> bool:
+    for before, token in zip(selector, selector[1:]):
+        if before.type == "literal" and before.value == "." and token.type == "ident" and token.value not in classes:
+            return False
+    return True
 
 
 # ---------------------------------------------------------------- helpers
