@@ -27,7 +27,7 @@ from .sampling import SamplingConfig, probs_from_logits, sample
 class Proposal:
     n: int  # tokens proposed; they were written to seq[0, start : start + n]
     q_draft: torch.Tensor  # (n, V) float32: the distribution each proposed token was drawn from
-    confidences: list[float]  # the draft's top probability at each token (NaN when the policy did not ask)
+    confidences: list[float]  # draft_confidence at each token (NaN when the policy did not ask)
     source: str  # "model" or "ngram"
 
 
@@ -79,7 +79,7 @@ class ModelDrafter(Drafter):
             seq[0, start + n] = sample(q_draft[n], generator)
             n += 1
             # The confidence costs a host sync per token: read only for policies that use it.
-            confidence = float(q_draft[n - 1].max()) if policy.needs_confidence else float("nan")
+            confidence = draft_confidence(logits[0], q_draft[n - 1], config) if policy.needs_confidence else float("nan")
             confidences.append(confidence)
             if not policy.keep_drafting(n, confidence, "model"):
                 break
@@ -90,6 +90,14 @@ class ModelDrafter(Drafter):
 
     def cached_lms(self) -> list:
         return [self.lm]
+
+
+def draft_confidence(logits: torch.Tensor, q_draft: torch.Tensor, config: SamplingConfig) -> float:
+    """The draft's top probability at one position: max q, or, at T = 0, where q is one-hot (its max is
+    always 1), the max of the model's plain softmax, as transformers reads `assistant_confidence_threshold`."""
+    if config.greedy:
+        return float(torch.softmax(logits.float(), dim=-1).max())
+    return float(q_draft.max())
 
 
 class NgramDrafter(Drafter):

@@ -4,6 +4,8 @@ A policy decides, before the target runs, how many tokens the drafter proposes: 
 the step, then, after each drafted token, whether to draft another. It sees only the draft side (the
 draft's confidence, timings) and the outcomes of earlier steps, never the target's p at this step nor the
 uniform draws, so verification is unchanged and every policy is exact (math page, "Choosing k").
+The draft's confidence is its top probability at the drafted position (`drafters.draft_confidence`): the
+top of q, or at T = 0, where q is one-hot, the top of its plain softmax.
 
 - "fixed": k every step (Leviathan Algorithm 1; the default).
 - "confidence": stop once the draft's top probability falls below a threshold (transformers'

@@ -155,6 +155,43 @@ def test_confidence_policy_stops_below_its_threshold():
     assert policy.keep_drafting(1, 0.9, "model") and not policy.keep_drafting(2, 0.3, "model")
 
 
+@pytest.mark.parametrize("temperature", [0.0, 0.7])
+def test_confidence_is_the_drafts_own_top_probability_also_when_greedy(models, temperature):
+    """At T = 0 q is one-hot, so its max is always 1: the confidence a policy sees must be the top of the
+    draft's plain softmax there (as transformers reads it), else "confidence" never stops drafting and
+    "adaptive" calibrates nothing. At T > 0 it is the top of q, the distribution the token was drawn from."""
+    from specdec.policies import DraftPolicy
+
+    target, draft = models
+
+    class Spy(DraftPolicy):
+        name = "spy"
+        needs_confidence = True
+
+        def __init__(self):
+            super().__init__(3)
+            self.seen = []
+
+        def keep_drafting(self, n_drafted, confidence, source):
+            self.seen.append(confidence)
+            return True
+
+    spy = Spy()
+    speculative_generate(target, draft, PROMPT, max_new_tokens=4, k=3, temperature=temperature,
+                         generator=torch.Generator().manual_seed(0), policy=spy)
+    with torch.no_grad():
+        logits = draft(PROMPT[None]).logits[0, -1].float()
+    expected = torch.softmax(logits / (temperature or 1.0), -1).max().item()
+    assert spy.seen[0] == pytest.approx(expected, abs=1e-6)
+    assert all(0.0 < c <= 1.0 for c in spy.seen) and min(spy.seen) < 0.99, spy.seen
+    # and the confidence policy does stop a greedy draft below its threshold
+    threshold = sorted(spy.seen)[len(spy.seen) // 2]
+    tokens, trace = speculative_generate(target, draft, PROMPT, max_new_tokens=6, k=8, temperature=0.0,
+                                         generator=torch.Generator().manual_seed(0),
+                                         policy=ConfidencePolicy(8, threshold=threshold), record=True)
+    assert min(s.k for s in trace.steps) < 8
+
+
 def test_adaptive_policy_drafts_long_when_cheap_and_reliable_and_short_otherwise():
     def run(policy, accept_rate, steps=60):
         lengths = []
