@@ -116,6 +116,24 @@ def sequence_distribution(model, prompt: torch.Tensor, n_new: int, config) -> di
     return probs
 
 
+def sample_sequence_counts(target, draft, prompt: torch.Tensor, n_new: int, n_runs: int, seed: int,
+                           **kwargs) -> dict[tuple, int]:
+    """How often each sequence of n_new tokens came out of n_runs speculative_generate calls.
+
+    One torch.Generator seeded with `seed` drives all runs, so the counts replay exactly. kwargs go to
+    speculative_generate (k, temperature, top_k, top_p, policy, residual_fn, ...).
+    """
+    from .decoding import speculative_generate
+
+    gen = torch.Generator().manual_seed(seed)
+    counts: dict[tuple, int] = {}
+    for _ in range(n_runs):
+        out = speculative_generate(target, draft, prompt, max_new_tokens=n_new, generator=gen, **kwargs)
+        key = tuple(out.tolist())
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
 def chi_square_test(counts: dict, exact: dict, min_expected: float = 5.0) -> dict:
     """Pearson chi-square of sampled counts against an exact distribution, plus the TV distance.
 

@@ -190,22 +190,16 @@ def check_greedy_equality() -> str | None:
 def check_sampled_sequences(n_runs: int = 2000, alpha: float = 1e-3) -> str | None:
     """Statistical, through the decoder: 3 tokens sampled at T = 1 with k = 2 from tiny models, chi-square
     against the exact distribution of the target's own sampling."""
-    from . import decoding
-    from .exact import chi_square_test, sequence_distribution
+    from .exact import chi_square_test, sample_sequence_counts, sequence_distribution
     from .sampling import SamplingConfig
 
     target, draft = _tiny_pair(6)
     prompt = torch.tensor([1, 4])
     exact = sequence_distribution(target, prompt, 3, SamplingConfig(1.0))
-    gen = torch.Generator().manual_seed(3)
-    counts = dict.fromkeys(exact, 0)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        for _ in range(n_runs):
-            out = decoding.speculative_generate(target, draft, prompt, max_new_tokens=3, k=2, temperature=1.0,
-                                                generator=gen)
-            counts[tuple(out.tolist())] += 1
+        counts = sample_sequence_counts(target, draft, prompt, 3, n_runs, seed=3, k=2, temperature=1.0)
     finally:
         torch.set_num_threads(threads)
     result = chi_square_test(counts, exact)

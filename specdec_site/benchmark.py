@@ -1,6 +1,7 @@
-"""Stage `benchmark`: the k sweep against target-only, and the code set beside Hugging Face.
+"""Stage `benchmark`: the fixed-k sweep against target-only, on the public prompt sets.
 
 Every comparison is side by side in one process, interleaved rep by rep, on the same prompt and seed.
+Hugging Face assisted generation is compared at equal drafts in the policies stage (policies_stage.py).
 """
 
 from __future__ import annotations
@@ -9,8 +10,8 @@ import statistics
 
 from specdec.theory import expected_tokens_per_pass, leviathan_speedup
 
-from .hf import HF_DEFAULT_DESCRIPTION, HF_SCHEDULES, hf_assisted, hf_plain
-from .prompts import PROMPTS, encode
+from .prompts import encode
+from .public_prompts import public_prompts
 
 
 def spread(values: list[float]) -> dict:
@@ -60,9 +61,9 @@ def summarize_spec(times, traces, base_times, base_per_token, n_tokens, k) -> di
 
 
 def sweep(ctx, cfg, domain: str, mode: str) -> dict:
-    """k = 1..K against target-only, interleaved rep by rep; each rep uses the next prompt of the domain."""
+    """k = 1..K against target-only, interleaved rep by rep; each rep uses the next public prompt of the domain."""
     tok, sampling = ctx.target.tokenizer, cfg.modes[mode]
-    prompts = PROMPTS[domain][: cfg.sweep_prompts[domain]]
+    prompts = public_prompts(domain, cfg.policy_prompt_start, cfg.sweep_prompts[domain])
     n = cfg.sweep_tokens
     base_times, first_times, per_k = [], [], {k: ([], []) for k in cfg.sweep_ks}
     greedy_equal = []
@@ -95,58 +96,6 @@ def sweep(ctx, cfg, domain: str, mode: str) -> dict:
     }
 
 
-def code_set(ctx, cfg) -> dict:
-    """Every code prompt at one k: ours (fp32 and int8 draft) and HF assisted, each vs its own baseline."""
-    tok, n, k, greedy = ctx.target.tokenizer, cfg.set_tokens, cfg.set_k, cfg.modes["greedy"]
-    drafts = ctx.drafts
-    rows = []
-    warm = encode(tok, PROMPTS["code"][0], ctx.device)
-    hf_assisted(ctx, warm, 4, k, "constant", drafts["fp32"])
-    hf_plain(ctx, warm, 4)
-    for prompt in ctx.tqdm(PROMPTS["code"][: cfg.set_prompts], desc="code set + HF assisted", unit="prompt", leave=False):
-        ids = encode(tok, prompt, ctx.device)
-        times = {name: [] for name in ["target_only", "hf_plain", "hf_assisted_constant", "hf_assisted_default",
-                                       *[f"ours_{d}" for d in drafts]]}
-        traces = {d: [] for d in drafts}
-        outputs = {}
-        for _ in range(cfg.set_reps):
-            t, outputs["target_only"] = ctx.run_target(ids, n, greedy, 0)
-            times["target_only"].append(t)
-            for d, model in drafts.items():
-                t, (outputs[f"ours_{d}"], trace) = ctx.run_spec(model, ids, n, k, greedy, 0)
-                times[f"ours_{d}"].append(t)
-                traces[d].append(trace)
-            t, outputs["hf_plain"] = hf_plain(ctx, ids, n)
-            times["hf_plain"].append(t)
-            for schedule in HF_SCHEDULES:
-                t, outputs[f"hf_assisted_{schedule}"] = hf_assisted(ctx, ids, n, k, schedule, drafts["fp32"])
-                times[f"hf_assisted_{schedule}"].append(t)
-        med = {name: statistics.median(v) for name, v in times.items()}
-        reference = outputs["target_only"].tolist()
-        rows.append({
-            "prompt": prompt["id"], "kind": prompt["kind"],
-            "seconds": {name: spread(v) for name, v in times.items()},
-            "speedup": {
-                **{f"ours_{d}": med["target_only"] / med[f"ours_{d}"] for d in drafts},
-                "hf_assisted_constant": med["hf_plain"] / med["hf_assisted_constant"],
-                "hf_assisted_default": med["hf_plain"] / med["hf_assisted_default"],
-            },
-            "alpha": {d: sum(t.n_accepted for t in traces[d]) / max(1, sum(t.n_drafted for t in traces[d]))
-                      for d in drafts},
-            "same_output_as_target": {name: out.tolist() == reference for name, out in outputs.items()},
-        })
-    summary = {}
-    for key in rows[0]["speedup"]:
-        values = [r["speedup"][key] for r in rows]
-        summary[key] = {"median": statistics.median(values), "best": max(values), "worst": min(values)}
-    for d in drafts:
-        summary[f"ours_{d}_over_hf_constant"] = statistics.median(
-            [r["speedup"][f"ours_{d}"] / r["speedup"]["hf_assisted_constant"] for r in rows])
-    hf = {"constant": HF_SCHEDULES["constant"](k), "default": HF_DEFAULT_DESCRIPTION}
-    return {"k": k, "new_tokens": n, "drafts": list(drafts), "hf_draft": "fp32", "hf_schedules": hf, "rows": rows,
-            "summary": summary}
-
-
 def run(ctx, cfg) -> dict:
-    sweeps = [sweep(ctx, cfg, domain, mode) for domain in PROMPTS for mode in cfg.modes]
-    return {"draft_variant": ctx.default_draft_name, "sweeps": sweeps, "code_set": code_set(ctx, cfg)}
+    sweeps = [sweep(ctx, cfg, domain, mode) for domain in ("code", "prose") for mode in cfg.modes]
+    return {"draft_variant": ctx.default_draft_name, "sweeps": sweeps}

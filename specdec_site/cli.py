@@ -34,7 +34,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="a small end-to-end run (CI): minutes, not half an hour")
     parser.add_argument("--force", action="store_true", help="redo stages whose artifacts are up to date")
     parser.add_argument("--stages", default=",".join(STAGES), help=f"comma-separated subset of {','.join(STAGES)}")
-    parser.add_argument("--k", type=int, default=None, help="k for traces and the code set (default 4)")
+    parser.add_argument("--k", type=int, default=None, help="k of the fixed-k traces, of the fixed-k policy and of HF's constant schedule (default 4)")
     parser.add_argument("--temperature", type=float, default=None, help="temperature of the sampled mode (default 0.7)")
     parser.add_argument("--no-int8", action="store_true", help="use the fp32 draft where the int8 draft is the default")
     parser.add_argument("--no-packed", action="store_true",

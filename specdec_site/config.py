@@ -11,14 +11,11 @@ class BuildConfig:
     trace_tokens: int = 48  # new tokens per recorded trace (stops early at end-of-turn)
     trace_k: int = 4  # k of the fixed-k traces
     adaptive_trace_k: int = 16  # the cap of the adaptive-policy traces (variable draft lengths)
-    sweep_prompts: dict = field(default_factory=lambda: {"code": 3, "prose": 3})  # prompts per domain in the k sweep
+    sweep_prompts: dict = field(default_factory=lambda: {"code": 3, "prose": 3})  # public prompts per domain in the k sweep
     sweep_tokens: int = 32  # new tokens per sweep run
     sweep_ks: tuple = (1, 2, 3, 4, 6, 8)  # the k values of the sweep (5 and 7 dropped: build time)
     reps: int = 3  # k-sweep repetitions, one prompt each
-    set_reps: int = 2  # code-set repetitions of every prompt
-    set_k: int = 4  # k of the code-set comparison with Hugging Face
-    set_tokens: int = 24  # new tokens per code-set run
-    set_prompts: int | None = None  # code prompts in the code set (None: all)
+    fixed_k: int = 4  # k of the policies stage's fixed-k variant and of Hugging Face's constant schedule
     exact_samples: int = 10_000  # sampled sequences per rule in the exactness stage
     mutation_sampled_runs: int = 2000  # sampled sequences of the mutation table's statistical check, per variant
     policy_prompts: dict = field(default_factory=lambda: {"code": 6, "prose": 6})  # public prompts per domain, policies stage
@@ -40,7 +37,7 @@ FULL = BuildConfig()
 QUICK = BuildConfig(
     trace_prompts={"code": 1, "prose": 1}, trace_tokens=8, adaptive_trace_k=4,
     sweep_prompts={"code": 1, "prose": 1}, sweep_tokens=6, sweep_ks=(1, 2),
-    reps=1, set_reps=1, set_k=2, set_tokens=6, set_prompts=1, exact_samples=300, mutation_sampled_runs=200, policy_prompts={"code": 1, "prose": 1},
+    reps=1, fixed_k=2, exact_samples=300, mutation_sampled_runs=200, policy_prompts={"code": 1, "prose": 1},
     policy_tokens=8, quick=True,
 )
 
@@ -49,7 +46,7 @@ def build_config(quick: bool, k: int | None = None, temperature: float | None = 
     """FULL or QUICK with the command line's overrides (a new object: nothing global changes)."""
     cfg = QUICK if quick else FULL
     if k is not None:
-        cfg = replace(cfg, trace_k=k, set_k=k)
+        cfg = replace(cfg, trace_k=k, fixed_k=k)
     if temperature is not None:
         cfg = replace(cfg, sampled_temperature=temperature)
     return cfg

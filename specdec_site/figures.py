@@ -163,17 +163,21 @@ def fig_time_breakdown(a) -> go.Figure:
 
 
 def fig_hf_comparison(a) -> go.Figure:
-    cs = a["benchmark"]["code_set"]
-    prompts = [r["prompt"] for r in cs["rows"]]
-    names = {f"ours_{d}": f"specdec, {d} draft" for d in cs["drafts"]}
-    names |= {"hf_assisted_constant": f"HF assisted, k={cs['k']} constant", "hf_assisted_default": "HF assisted, default schedule"}
-    colors = [PALETTE["p"], "#00bcd4", PALETTE["q"], PALETTE["unevaluated"]]
+    """Per public prompt: HF assisted generation and specdec with the same int8 draft object."""
+    pol = a["policies"]
+    k = pol["variants"]["fixed"]["k"]
+    names = {"hf_constant": (f"HF assisted, constant k = {k}", PALETTE["unevaluated"]),
+             "fixed": (f"specdec, fixed k = {k}", PALETTE["q"]),
+             "hf_default": ("HF assisted, its defaults", "#00bcd4"),
+             "adaptive": ("specdec, adaptive (cap 16)", PALETTE["p"])}
+    rows = [r for d in pol["domains"].values() for r in d["rows"]]
+    prompts = [r["prompt"] for r in rows]
     fig = go.Figure()
-    for (key, name), color in zip(names.items(), colors):
-        fig.add_bar(x=prompts, y=[r["speedup"][key] for r in cs["rows"]], name=name, marker={"color": color})
+    for key, (name, color) in names.items():
+        fig.add_bar(x=prompts, y=[r["variants"][key]["speedup"] for r in rows], name=name, marker={"color": color})
     fig.add_hline(y=1, line={"color": "gray", "width": 1})
-    fig.update_layout(**layout(f"Code prompts, greedy, k={cs['k']}: speedup over each library's own target-only run",
-                               "prompt", "speedup ×", barmode="group"))
+    fig.update_layout(**layout(f"Same int8 draft, same target, greedy, {pol['new_tokens']} tokens: speedup over one "
+                               "shared target-only run", "prompt", "speedup ×", barmode="group"))
     return fig
 
 
@@ -211,27 +215,37 @@ def fig_counterexample(a) -> go.Figure:
 # ---------------------------------------------------------------- choosing k (policies stage)
 
 
-POLICY_LABELS = {
-    "hf_default": "HF assisted, defaults", "fixed": "fixed k = 4", "confidence": "confidence (cap 16)",
+POLICY_LABELS = {  # {k}: the policies stage's fixed k
+    "hf_default": "HF assisted, defaults", "hf_constant": "HF assisted, constant k = {k}", "fixed": "fixed k = {k}",
+    "confidence": "confidence (cap 16)",
     "heuristic": "heuristic (cap 16)", "adaptive": "adaptive (cap 16)", "adaptive_ngram": "adaptive, n-gram drafter",
     "adaptive_hybrid": "adaptive, hybrid drafter",
 }
 
 
+def policy_label(a, name: str) -> str:
+    return POLICY_LABELS[name].format(k=a["policies"]["variants"]["fixed"]["k"])
+
+
 def fig_choosing_k(a) -> go.Figure:
     fig = go.Figure()
     domains = a["policies"]["domains"]
+    temperature = a["policies"]["sampled_temperature"]
     for domain, d in domains.items():
-        names = list(d["summary"])
-        med = [d["summary"][n]["median"] for n in names]
-        fig.add_bar(x=[POLICY_LABELS[n] for n in names], y=med, name=f"measured: {domain}",
-                    marker={"color": PALETTE[domain]},
+        # greedy variants, then the sampled ones (each against its own sampled target-only run)
+        entries = [(policy_label(a, n), d["summary"][n],
+                    None if n.startswith("hf_") else [r["variants"][n]["oracle_speedup"] for r in d["rows"]])
+                   for n in d["summary"]]
+        entries += [(f"{policy_label(a, n)}, sampled T = {temperature}", d["sampled_summary"][n],
+                     [r["sampled"]["variants"][n]["oracle_speedup"] for r in d["rows"]]) for n in d["sampled_summary"]]
+        labels = [e[0] for e in entries]
+        med = [e[1]["median"] for e in entries]
+        fig.add_bar(x=labels, y=med, name=f"measured: {domain}", marker={"color": PALETTE[domain]},
                     error_y={"type": "data", "symmetric": False,
-                             "array": [d["summary"][n]["ci95"][1] - m for n, m in zip(names, med)],
-                             "arrayminus": [m - d["summary"][n]["ci95"][0] for n, m in zip(names, med)]})
-        oracle = [statistics.median([r["variants"][n]["oracle_speedup"] for r in d["rows"]]) if n != "hf_default"
-                  else None for n in names]
-        fig.add_scatter(x=[POLICY_LABELS[n] for n in names], y=oracle, mode="markers", name=f"oracle bound: {domain}",
+                             "array": [e[1]["ci95"][1] - m for e, m in zip(entries, med)],
+                             "arrayminus": [m - e[1]["ci95"][0] for e, m in zip(entries, med)]})
+        oracle = [statistics.median(e[2]) if e[2] else None for e in entries]
+        fig.add_scatter(x=labels, y=oracle, mode="markers", name=f"oracle bound: {domain}",
                         marker={"color": PALETTE[domain], "symbol": "line-ew-open", "size": 26, "line": {"width": 3}})
     fig.add_hline(y=1, line={"color": "gray", "width": 1})
     fig.update_layout(**layout("Speedup over target-only by draft-length policy (median over prompts, 95% bootstrap CI)",
@@ -246,7 +260,7 @@ def fig_policy_draft_lengths(a) -> go.Figure:
     for name, color in (("fixed", PALETTE["unevaluated"]), ("confidence", PALETTE["q"]),
                         ("heuristic", PALETTE["prose"]), ("adaptive", PALETTE["p"])):
         ks = [s["k"] for s in row["variants"][name]["steps"]]
-        fig.add_scatter(x=list(range(1, len(ks) + 1)), y=ks, mode="lines+markers", name=POLICY_LABELS[name],
+        fig.add_scatter(x=list(range(1, len(ks) + 1)), y=ks, mode="lines+markers", name=policy_label(a, name),
                         line={"color": color, "shape": "hv"})
     lengths = row["variants"]["adaptive"]["oracle"]["lengths"]
     fig.add_scatter(x=list(range(2, len(lengths) + 2)), y=lengths, mode="markers", name="oracle (from the adaptive run)",

@@ -1,4 +1,7 @@
-"""Hugging Face assisted generation with the same target object, draft object and prompt (greedy)."""
+"""Hugging Face assisted generation with the same target object, draft object and prompt (greedy).
+
+The baseline of every comparison is specdec's own target-only run (`autoregressive_generate`) of the
+same target object, which reproduces `target.generate`'s greedy output token for token."""
 
 from __future__ import annotations
 
@@ -40,11 +43,4 @@ def hf_assisted(ctx, ids, n: int, k: int | None, schedule: str | None, draft_mod
     finally:
         if schedule is not None:
             draft_model.generation_config = saved
-    return seconds, out[0, ids.shape[0]:]
-
-
-def hf_plain(ctx, ids, n: int):
-    """(seconds, new tokens) of target.generate(...) alone: HF's own target-only baseline."""
-    config = generation_config(ctx.target.tokenizer, n)
-    seconds, out = ctx.timed(lambda: ctx.target.model.generate(ids[None], generation_config=config))
     return seconds, out[0, ids.shape[0]:]

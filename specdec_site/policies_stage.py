@@ -1,9 +1,11 @@
 """Stage `policies`: choosing k. Fixed k vs each draft-length policy vs the oracle, on public prompt sets.
 
-Per prompt, interleaved, greedy, the same packed target object for every variant: one target-only run
-(the shared baseline), Hugging Face assisted generation with the same int8 draft object and its default
-settings, and specdec with each policy (int8 draft) and with the n-gram and hybrid drafters. For every
-specdec run the oracle bound (eq. 13 of the math page) is computed from its recorded steps.
+Per prompt, interleaved, the same packed target object for every variant. Greedy: one target-only run
+(the shared baseline), Hugging Face assisted generation with the same int8 draft object (its default
+settings, and a constant k equal to specdec's fixed k), and specdec with each policy (int8 draft) and with
+the n-gram and hybrid drafters. Sampled (T = cfg.sampled_temperature): one target-only run and specdec's
+adaptive policy, same seed. For every specdec run the oracle bound (eq. 13 of the math page) is computed
+from its recorded steps.
 """
 
 from __future__ import annotations
@@ -12,19 +14,24 @@ import statistics
 
 from specdec.theory import VerifyCost, bootstrap_median_ci, oracle_seconds, oracle_steps
 
-from .hf import hf_assisted
+from .hf import HF_DEFAULT_DESCRIPTION, HF_SCHEDULES, hf_assisted
 from .prompts import encode
 from .public_prompts import SOURCES, public_prompts
 
-# variant -> (drafter, policy, k). The drafters' names: "int8" (the default draft model), "ngram", "hybrid".
+# variant -> (drafter, policy, k); k=None: cfg.fixed_k. The drafters' names: "int8" (the default draft
+# model), "ngram", "hybrid".
 VARIANTS = {
-    "fixed": ("int8", "fixed", 4),
+    "fixed": ("int8", "fixed", None),
     "confidence": ("int8", "confidence", 16),
     "heuristic": ("int8", "heuristic", 16),
     "adaptive": ("int8", "adaptive", 16),
     "adaptive_ngram": ("ngram", "adaptive", 16),
     "adaptive_hybrid": ("hybrid", "adaptive", 16),
 }
+# Hugging Face variants, all with the same int8 draft object: name -> schedule (None: the draft's own
+# GenerationConfig, transformers' defaults, kept across calls; "constant": k = cfg.fixed_k, specdec's fixed k).
+HF_VARIANTS = {"hf_default": None, "hf_constant": "constant"}
+SAMPLED_VARIANTS = ("adaptive",)  # specdec variants also run sampled, against a sampled target-only run
 
 
 def make_drafter(ctx, name: str):
@@ -61,44 +68,76 @@ def step_summary(trace) -> list[dict]:
              "draft_seconds": s.draft_seconds, "verify_seconds": s.verify_seconds} for s in trace.steps]
 
 
+def run_variant(ctx, cfg, ids, n, name, sampling, base_seconds, reference) -> dict:
+    """One specdec run of VARIANTS[name], timed, with its oracle bound and step summary."""
+    drafter, policy, k = VARIANTS[name]
+    k = cfg.fixed_k if k is None else k
+    # record_top=0: the steps' numbers and timings, without top-10 lists (they would cost time here)
+    seconds, (tokens, trace) = ctx.run_spec(make_drafter(ctx, drafter), ids, n, k, sampling, ctx.seed, policy=policy,
+                                            record_top=0)
+    bound = oracle(trace, seconds)
+    return {
+        "seconds": seconds, "speedup": base_seconds / seconds,
+        "same_output": tokens.tolist() == reference.tolist() if reference is not None else None,
+        "alpha": trace.n_accepted / trace.n_drafted if trace.n_drafted else None,
+        "tokens_per_target_pass": trace.tokens_per_target_pass, "drafts_per_step": trace.n_drafted / len(trace.steps),
+        "oracle_speedup": base_seconds / bound["seconds"], "measured_over_oracle": bound["seconds"] / seconds,
+        "oracle": bound, "steps": step_summary(trace),
+    }
+
+
 def run_prompt(ctx, cfg, prompt) -> dict:
     ids = encode(ctx.target.tokenizer, prompt, ctx.device)
-    n, greedy = cfg.policy_tokens, cfg.modes["greedy"]
+    n, greedy, sampled = cfg.policy_tokens, cfg.modes["greedy"], cfg.modes["sampled"]
     base_seconds, reference = ctx.run_target(ids, n, greedy, ctx.seed)
     row = {"prompt": prompt["id"], "prompt_tokens": int(ids.shape[0]), "target_seconds": base_seconds,
            "variants": {}}
-    seconds, out = hf_assisted(ctx, ids, n, None, None, ctx.default_draft)  # its defaults, kept across calls
-    row["variants"]["hf_default"] = {"seconds": seconds, "speedup": base_seconds / seconds,
-                                     "same_output": out.tolist() == reference.tolist()}
-    for name, (drafter, policy, k) in VARIANTS.items():
-        # record_top=0: the steps' numbers and timings, without top-10 lists (they would cost time here)
-        seconds, (tokens, trace) = ctx.run_spec(make_drafter(ctx, drafter), ids, n, k, greedy, ctx.seed, policy=policy,
-                                                record_top=0)
-        bound = oracle(trace, seconds)
-        row["variants"][name] = {
-            "seconds": seconds, "speedup": base_seconds / seconds, "same_output": tokens.tolist() == reference.tolist(),
-            "alpha": trace.n_accepted / trace.n_drafted if trace.n_drafted else None,
-            "tokens_per_target_pass": trace.tokens_per_target_pass, "drafts_per_step": trace.n_drafted / len(trace.steps),
-            "oracle_speedup": base_seconds / bound["seconds"], "measured_over_oracle": bound["seconds"] / seconds,
-            "oracle": bound, "steps": step_summary(trace),
-        }
+    for name, schedule in HF_VARIANTS.items():
+        seconds, out = hf_assisted(ctx, ids, n, cfg.fixed_k if schedule else None, schedule, ctx.default_draft)
+        row["variants"][name] = {"seconds": seconds, "speedup": base_seconds / seconds,
+                                 "same_output": out.tolist() == reference.tolist()}
+    for name in VARIANTS:
+        row["variants"][name] = run_variant(ctx, cfg, ids, n, name, greedy, base_seconds, reference)
+    # Sampled: its own target-only baseline (same seed); the output is a sample, so not compared token by token
+    # (the exactness stage tests its distribution).
+    sampled_base, _ = ctx.run_target(ids, n, sampled, ctx.seed)
+    row["sampled"] = {"temperature": sampled["temperature"], "target_seconds": sampled_base,
+                      "variants": {name: run_variant(ctx, cfg, ids, n, name, sampled, sampled_base, None)
+                                   for name in SAMPLED_VARIANTS}}
     return row
 
 
 def summarize(rows: list[dict], seed: int) -> dict:
+    """Per variant: median speedup over prompts with its 95% bootstrap interval; for specdec variants also
+    measured / oracle and the speedup / each HF variant's (at equal draft), both per prompt, then the median."""
     out = {}
     for name in rows[0]["variants"]:
         speedups = [r["variants"][name]["speedup"] for r in rows]
-        entry = {"median": statistics.median(speedups), "ci95": list(bootstrap_median_ci(speedups, seed=seed)),
-                 "same_output": sum(r["variants"][name]["same_output"] for r in rows)}
-        if name != "hf_default":
+        entry = {"median": statistics.median(speedups), "ci95": list(bootstrap_median_ci(speedups, seed=seed))}
+        same = [r["variants"][name]["same_output"] for r in rows]
+        if None not in same:
+            entry["same_output"] = sum(same)
+        if name not in HF_VARIANTS:
             ratio = [r["variants"][name]["measured_over_oracle"] for r in rows]
             entry["measured_over_oracle"] = {"median": statistics.median(ratio),
                                              "ci95": list(bootstrap_median_ci(ratio, seed=seed))}
-            over_hf = [r["variants"][name]["speedup"] / r["variants"]["hf_default"]["speedup"] for r in rows]
-            entry["over_hf_default"] = {"median": statistics.median(over_hf),
-                                        "ci95": list(bootstrap_median_ci(over_hf, seed=seed))}
+            for hf in HF_VARIANTS:  # at equal draft: the same int8 draft object for HF and for these rows
+                over_hf = [r["variants"][name]["speedup"] / r["variants"][hf]["speedup"] for r in rows]
+                entry[f"over_{hf}"] = {"median": statistics.median(over_hf),
+                                       "ci95": list(bootstrap_median_ci(over_hf, seed=seed))}
         out[name] = entry
+    return out
+
+
+def summarize_sampled(rows: list[dict], seed: int) -> dict:
+    """Sampled runs: median speedup over the sampled target-only run and measured / oracle, with intervals."""
+    out = {}
+    for name in rows[0]["variants"]:
+        speedups = [r["variants"][name]["speedup"] for r in rows]
+        ratio = [r["variants"][name]["measured_over_oracle"] for r in rows]
+        out[name] = {"median": statistics.median(speedups), "ci95": list(bootstrap_median_ci(speedups, seed=seed)),
+                     "measured_over_oracle": {"median": statistics.median(ratio),
+                                              "ci95": list(bootstrap_median_ci(ratio, seed=seed))}}
     return out
 
 
@@ -112,14 +151,22 @@ def run(ctx, cfg) -> dict:
         warm = encode(ctx.target.tokenizer, public_prompts("code", 0, 1)[0], ctx.device)
         ctx.run_spec(make_drafter(ctx, "int8"), warm, 4, 16, cfg.modes["greedy"], 0, record=False, policy="adaptive")
         hf_assisted(ctx, warm, 4, None, None, draft)
+        hf_assisted(ctx, warm, 4, cfg.fixed_k, "constant", draft)
         domains = {}
         for domain, count in cfg.policy_prompts.items():
             prompts = public_prompts(domain, cfg.policy_prompt_start, count)
             rows = [run_prompt(ctx, cfg, p) for p in ctx.tqdm(prompts, desc=f"policies {domain}", unit="prompt")]
+            sampled = [{"prompt": r["prompt"], "variants": r["sampled"]["variants"]} for r in rows]
             domains[domain] = {"source": SOURCES[domain], "prompts": prompts, "rows": rows,
-                               "summary": summarize(rows, ctx.seed)}
+                               "summary": summarize(rows, ctx.seed), "sampled_summary": summarize_sampled(sampled, ctx.seed)}
     finally:
         draft.generation_config = saved
     return {"draft_variant": ctx.default_draft_name, "new_tokens": cfg.policy_tokens, "mode": "greedy",
-            "variants": {name: {"drafter": d, "policy": p, "k": k} for name, (d, p, k) in VARIANTS.items()},
-            "hf_default": "transformers defaults, the same int8 draft object", "domains": domains}
+            "variants": {name: {"drafter": d, "policy": p, "k": cfg.fixed_k if k is None else k}
+                         for name, (d, p, k) in VARIANTS.items()},
+            "sampled_variants": list(SAMPLED_VARIANTS), "sampled_temperature": cfg.sampled_temperature,
+            "hf": {"hf_default": HF_DEFAULT_DESCRIPTION + "; the same int8 draft object",
+                   "hf_constant": f"num_assistant_tokens={cfg.fixed_k}, constant schedule, no confidence stop; "
+                                  "the same int8 draft object",
+                   "settings": {name: HF_SCHEDULES[s](cfg.fixed_k) if s else None for name, s in HF_VARIANTS.items()}},
+            "domains": domains}

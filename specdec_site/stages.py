@@ -2,8 +2,8 @@
 
   traces     recorded speculative_generate runs (every step: drafts, q, p, draws, fates, top-10s, timings),
              fixed k and the adaptive policy
-  benchmark  k sweep vs target-only, the code set beside Hugging Face (benchmark.py)
-  policies   fixed k vs each draft-length policy and drafter vs the oracle, public prompts (policies_stage.py)
+  benchmark  fixed-k sweep vs target-only on the public prompts (benchmark.py)
+  policies   each draft-length policy and drafter vs HF at equal draft vs the oracle, public prompts (policies_stage.py)
   exactness  empirical vs exact distributions of tiny models, correct rule vs naive residual
   notebook   executes notebooks/walkthrough.ipynb (the site shows the executed copy)
 """
@@ -86,13 +86,14 @@ def run_exactness(ctx, cfg) -> dict:
     """Tiny random transformers: empirical vs exact sequence distributions, correct rule vs naive residual."""
     import torch
 
-    from specdec import SamplingConfig, speculative_generate
+    from specdec import SamplingConfig
     from specdec.exact import (
         chi_square_test,
         counterexample,
         first_token_distribution,
         make_tiny_lm,
         naive_residual,
+        sample_sequence_counts,
         sequence_distribution,
     )
 
@@ -107,13 +108,10 @@ def run_exactness(ctx, cfg) -> dict:
         order = sorted(exact, key=exact.get, reverse=True)
         rules = {}
         for rule, fn in ctx.tqdm([("correct", None), ("naive_residual", naive_residual)], desc="exactness", unit="rule"):
-            gen = torch.Generator().manual_seed(ctx.seed)
-            counts = dict.fromkeys(order, 0)
-            for _ in range(cfg.exact_samples):
-                out = speculative_generate(target, draft, prompt, max_new_tokens=s["new_tokens"], k=s["k"],
-                                           temperature=s["temperature"], generator=gen, **({"residual_fn": fn} if fn else {}))
-                counts[tuple(out.tolist())] += 1
-            rules[rule] = {**chi_square_test(counts, exact), "empirical": [counts[q] / cfg.exact_samples for q in order]}
+            counts = sample_sequence_counts(target, draft, prompt, s["new_tokens"], cfg.exact_samples, seed=ctx.seed,
+                                            k=s["k"], temperature=s["temperature"], **({"residual_fn": fn} if fn else {}))
+            rules[rule] = {**chi_square_test(counts, exact),
+                           "empirical": [counts.get(q, 0) / cfg.exact_samples for q in order]}
     finally:
         torch.set_num_threads(threads)
     # Known wrong variants of the rule against the quick exactness checks (the tests run the same).

@@ -6,7 +6,6 @@ here, once, so that a page never rounds a number itself.
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable
 
 from .figures import pick, predicted_from_tpp
@@ -46,23 +45,6 @@ def _greedy_equal(domain):
         n = s["greedy_runs_checked"]
         return f"{n} of {n}" if s["greedy_equal_all"] else "NOT ALL"
     return value
-
-
-def _set(key: str, stat: str):
-    return lambda a: fmt(a["benchmark"]["code_set"]["summary"][key][stat])
-
-
-def _set_ratio(key: str):
-    return lambda a: fmt(a["benchmark"]["code_set"]["summary"][key])
-
-
-def _set_alpha(draft: str):
-    return lambda a: fmt(statistics.median([r["alpha"][draft] for r in a["benchmark"]["code_set"]["rows"]]))
-
-
-def _set_same_output(a):
-    same = [ok for r in a["benchmark"]["code_set"]["rows"] for ok in r["same_output_as_target"].values()]
-    return f"{sum(same)} of {len(same)}"
 
 
 def _trace_greedy_equal(a):
@@ -124,30 +106,50 @@ POLICY_METRICS = {
     "ci": _ci,  # its bootstrap 95% interval
     "over_hf": lambda e: fmt(e["over_hf_default"]["median"]),  # ÷ HF assisted default, same draft
     "over_hf_ci": lambda e: _ci(e["over_hf_default"]),
+    "over_hf_constant": lambda e: fmt(e["over_hf_constant"]["median"]),  # ÷ HF assisted at constant k, same draft
+    "over_hf_constant_ci": lambda e: _ci(e["over_hf_constant"]),
     "over_oracle": lambda e: fmt(e["measured_over_oracle"]["median"]),  # ÷ the oracle draft length's speedup
 }
 
 
+HF_VARIANTS = ("hf_default", "hf_constant")
+SAME_K_AS_HF_CONSTANT = ("fixed",)  # specdec variants also divided by HF at constant k (same draft, same k)
+SAMPLED_METRICS = ("median", "ci", "over_oracle")
+
+
 def _policy_values() -> dict[str, Callable]:
-    """pol_<domain>_<variant>_<metric> for the policies stage's summary: every metric of every specdec
-    variant, and the median and interval of HF assisted generation (its own reference for the ratios)."""
+    """pol_<domain>_<variant>_<metric> for the policies stage's summary: the speedup, its interval, ÷ HF
+    default and ÷ oracle of every specdec variant (÷ HF at constant k too for fixed k, the same k); the
+    median and interval of each HF variant; and pol_<domain>_sampled_<variant>_<metric> for sampled runs."""
     out = {}
     for domain in ("code", "prose"):
-        for variant in ("hf_default", *POLICY_VARIANTS):
-            metrics = ("median", "ci") if variant == "hf_default" else POLICY_METRICS
+        for variant in (*HF_VARIANTS, *POLICY_VARIANTS):
+            if variant in HF_VARIANTS:
+                metrics = ("median", "ci")
+            else:
+                metrics = ("median", "ci", "over_hf", "over_hf_ci", "over_oracle")
+                if variant in SAME_K_AS_HF_CONSTANT:
+                    metrics += ("over_hf_constant", "over_hf_constant_ci")
             for metric in metrics:
                 out[f"pol_{domain}_{variant}_{metric}"] = _pol(domain, variant, POLICY_METRICS[metric])
+        for metric in SAMPLED_METRICS:
+            out[f"pol_{domain}_sampled_adaptive_{metric}"] = _pol_sampled(domain, "adaptive", POLICY_METRICS[metric])
     return out
+
+
+def _pol_sampled(domain: str, variant: str, what: Callable):
+    return lambda a: what(a["policies"]["domains"][domain]["sampled_summary"][variant])
 
 
 def _pol_same_output(a):
     runs = [v["same_output"] for d in a["policies"]["domains"].values() for r in d["rows"]
-            for name, v in r["variants"].items() if name != "hf_default"]
+            for name, v in r["variants"].items() if name not in HF_VARIANTS]
     return f"{sum(runs)} of {len(runs)}"
 
 
 def _hf_same_output(a):
-    runs = [r["variants"]["hf_default"]["same_output"] for d in a["policies"]["domains"].values() for r in d["rows"]]
+    runs = [r["variants"][h]["same_output"] for d in a["policies"]["domains"].values() for r in d["rows"]
+            for h in HF_VARIANTS]
     return f"{sum(runs)} of {len(runs)}"
 
 
@@ -207,29 +209,11 @@ VALUES: dict[str, Callable] = {
     "prose_greedy_kmax_speedup": _kmax("prose", "greedy", _speedup),
     "prose_greedy_greedy_equal": _greedy_equal("prose"),
     "prose_sampled_best_speedup": _best("prose", "sampled", _speedup),
-    # the code set beside Hugging Face
-    "set_k": lambda a: a["benchmark"]["code_set"]["k"],
-    "set_prompts": lambda a: len(a["benchmark"]["code_set"]["rows"]),
-    "set_tokens": lambda a: a["benchmark"]["code_set"]["new_tokens"],
-    "set_ours_int8_median": _set("ours_int8", "median"),
-    "set_ours_int8_best": _set("ours_int8", "best"),
-    "set_ours_int8_worst": _set("ours_int8", "worst"),
-    "set_ours_fp32_median": _set("ours_fp32", "median"),
-    "set_ours_fp32_best": _set("ours_fp32", "best"),
-    "set_ours_fp32_worst": _set("ours_fp32", "worst"),
-    "set_hf_assisted_constant_median": _set("hf_assisted_constant", "median"),
-    "set_hf_assisted_constant_best": _set("hf_assisted_constant", "best"),
-    "set_hf_assisted_constant_worst": _set("hf_assisted_constant", "worst"),
-    "set_hf_assisted_default_median": _set("hf_assisted_default", "median"),
-    "set_hf_assisted_default_best": _set("hf_assisted_default", "best"),
-    "set_hf_assisted_default_worst": _set("hf_assisted_default", "worst"),
-    "set_ours_fp32_over_hf_constant": _set_ratio("ours_fp32_over_hf_constant"),
-    "set_ours_int8_over_hf_constant": _set_ratio("ours_int8_over_hf_constant"),
-    "set_alpha_fp32_median": _set_alpha("fp32"),
-    "set_alpha_int8_median": _set_alpha("int8"),
-    "set_same_output": _set_same_output,
     # choosing k: the policies stage on public prompts
     "pol_tokens": lambda a: a["policies"]["new_tokens"],
+    "pol_fixed_k": lambda a: a["policies"]["variants"]["fixed"]["k"],
+    "pol_sampled_temperature": lambda a: a["policies"]["sampled_temperature"],
+    "pol_sweep_prompts": lambda a: ", ".join(_sweep("code", "greedy")(a)["prompts"] + _sweep("prose", "greedy")(a)["prompts"]),
     "pol_code_prompts": lambda a: len(a["policies"]["domains"]["code"]["rows"]),
     "pol_prose_prompts": lambda a: len(a["policies"]["domains"]["prose"]["rows"]),
     "pol_code_source": lambda a: a["policies"]["domains"]["code"]["source"]["name"],

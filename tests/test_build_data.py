@@ -128,6 +128,11 @@ def test_quick_run_end_to_end_is_valid_and_resumable(tmp_path):
     assert all(r["equals_target_greedy"] for r in traces["runs"] if r["mode"] == "greedy")
     bench = json.loads((tmp_path / "benchmark.json").read_text())
     assert all(s["greedy_equal_all"] for s in bench["sweeps"] if s["mode"] == "greedy")
+    policies = json.loads((tmp_path / "policies.json").read_text())
+    for domain in policies["domains"].values():
+        for row in domain["rows"]:
+            assert all(v["same_output"] for name, v in row["variants"].items() if not name.startswith("hf_")), row
+            assert row["sampled"]["variants"]["adaptive"]["speedup"] > 0
     exact = json.loads((tmp_path / "exactness.json").read_text())
     assert exact["counterexample"]["correct"] == pytest.approx(exact["counterexample"]["p"], abs=1e-12)
     notebook = json.loads((tmp_path / "walkthrough.ipynb").read_text())
@@ -153,7 +158,7 @@ def test_build_config_is_typed_and_overrides_make_new_objects():
     from specdec_site.config import FULL, QUICK, build_config
 
     cfg = build_config(False, k=6, temperature=0.9)
-    assert (cfg.trace_k, cfg.set_k, cfg.modes["sampled"]["temperature"]) == (6, 6, 0.9)
+    assert (cfg.trace_k, cfg.fixed_k, cfg.modes["sampled"]["temperature"]) == (6, 6, 0.9)
     assert (FULL.trace_k, FULL.modes["sampled"]["temperature"]) == (4, 0.7), "the defaults must not change"
     assert QUICK.quick and not FULL.quick
 
@@ -174,5 +179,5 @@ def test_committed_policy_runs_all_reproduce_target_greedy_output():
     for domain in data["domains"].values():
         for row in domain["rows"]:
             for name, variant in row["variants"].items():
-                if name != "hf_default":  # Hugging Face's output is reported, ours is asserted
+                if not name.startswith("hf_"):  # Hugging Face's output is reported, ours is asserted
                     assert variant["same_output"], (row["prompt"], name)

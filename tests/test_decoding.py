@@ -5,7 +5,7 @@ import torch
 
 from specdec import SamplingConfig, autoregressive_generate, probs_from_logits, speculative_generate
 from specdec.decoding import CachedLM
-from specdec.exact import chi_square_test, make_tiny_lm, sequence_distribution
+from specdec.exact import chi_square_test, make_tiny_lm, sample_sequence_counts, sequence_distribution
 
 PROMPTS = [torch.tensor(p) for p in ([0, 3], [0, 5, 2, 7], [0], [0, 9, 9, 9, 4, 2])]
 
@@ -196,11 +196,7 @@ def test_smaller_draft_head_is_exact_and_reaches_every_target_id():
         assert spec.tolist() == ar.tolist()
     prompt = torch.tensor([1, 2])
     exact = sequence_distribution(target, prompt, 2, SamplingConfig(1.0))
-    gen = torch.Generator().manual_seed(3)
-    counts = dict.fromkeys(exact, 0)
-    for _ in range(3000):
-        out = speculative_generate(target, draft, prompt, max_new_tokens=2, k=2, temperature=1.0, generator=gen)
-        counts[tuple(out.tolist())] += 1
+    counts = sample_sequence_counts(target, draft, prompt, 2, 3000, seed=3, k=2, temperature=1.0)
     assert sum(c for seq, c in counts.items() if max(seq) >= 8) > 0
     result = chi_square_test(counts, exact)
     assert result["p_value"] > 1e-3, result

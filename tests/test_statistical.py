@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from specdec import SamplingConfig, speculative_generate
-from specdec.exact import chi_square_test, make_tiny_lm, sequence_distribution
+from specdec.exact import chi_square_test, make_tiny_lm, sample_sequence_counts, sequence_distribution
 from specdec.exact import naive_residual as wrong_residual
 
 VOCAB = 8
@@ -28,14 +28,8 @@ def models():
 
 
 def sample_counts(target, draft, config, k, seed, **kwargs):
-    gen = torch.Generator().manual_seed(seed)
-    counts = {}
-    for _ in range(N_SAMPLES):
-        out = speculative_generate(target, draft, PROMPT, max_new_tokens=NEW, k=k, temperature=config.temperature,
-                                   top_k=config.top_k, top_p=config.top_p, generator=gen, **kwargs)
-        key = tuple(out.tolist())
-        counts[key] = counts.get(key, 0) + 1
-    return counts
+    return sample_sequence_counts(target, draft, PROMPT, NEW, N_SAMPLES, seed, k=k, temperature=config.temperature,
+                                  top_k=config.top_k, top_p=config.top_p, **kwargs)
 
 
 CASES = [
