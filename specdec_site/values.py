@@ -141,6 +141,12 @@ def _pol_sampled(domain: str, variant: str, what: Callable):
     return lambda a: what(a["policies"]["domains"][domain]["sampled_summary"][variant])
 
 
+def _pol_runs_per_prompt(a):
+    """Decoding runs per prompt in the policies stage: target-only and every variant, greedy and sampled."""
+    row = a["policies"]["domains"]["code"]["rows"][0]
+    return 1 + len(row["variants"]) + 1 + len(row["sampled"]["variants"])
+
+
 def _pol_same_output(a):
     runs = [v["same_output"] for d in a["policies"]["domains"].values() for r in d["rows"]
             for name, v in r["variants"].items() if name not in HF_VARIANTS]
@@ -212,6 +218,7 @@ VALUES: dict[str, Callable] = {
     # choosing k: the policies stage on public prompts
     "pol_tokens": lambda a: a["policies"]["new_tokens"],
     "pol_fixed_k": lambda a: a["policies"]["variants"]["fixed"]["k"],
+    "pol_runs_per_prompt": _pol_runs_per_prompt,
     "pol_sampled_temperature": lambda a: a["policies"]["sampled_temperature"],
     "pol_sweep_prompts": lambda a: ", ".join(_sweep("code", "greedy")(a)["prompts"] + _sweep("prose", "greedy")(a)["prompts"]),
     "pol_code_prompts": lambda a: len(a["policies"]["domains"]["code"]["rows"]),
