@@ -92,8 +92,9 @@ def _speedup(r):
     return fmt(r["speedup"]["median"])
 
 
-def _pol(domain: str, variant: str, what: Callable):
-    return lambda a: what(a["policies"]["domains"][domain]["summary"][variant])
+def _pol(domain: str, variant: str, what: Callable, summary: str = "summary"):
+    """A metric of one variant in the policies stage's greedy "summary" or its "sampled_summary"."""
+    return lambda a: what(a["policies"]["domains"][domain][summary][variant])
 
 
 def _ci(entry) -> str:
@@ -133,12 +134,9 @@ def _policy_values() -> dict[str, Callable]:
             for metric in metrics:
                 out[f"pol_{domain}_{variant}_{metric}"] = _pol(domain, variant, POLICY_METRICS[metric])
         for metric in SAMPLED_METRICS:
-            out[f"pol_{domain}_sampled_adaptive_{metric}"] = _pol_sampled(domain, "adaptive", POLICY_METRICS[metric])
+            out[f"pol_{domain}_sampled_adaptive_{metric}"] = _pol(domain, "adaptive", POLICY_METRICS[metric],
+                                                                   "sampled_summary")
     return out
-
-
-def _pol_sampled(domain: str, variant: str, what: Callable):
-    return lambda a: what(a["policies"]["domains"][domain]["sampled_summary"][variant])
 
 
 def _pol_runs_per_prompt(a):
