@@ -216,7 +216,8 @@ def fig_counterexample(a) -> go.Figure:
 
 
 POLICY_LABELS = {  # {k}: the policies stage's fixed k
-    "hf_default": "HF assisted, defaults", "hf_constant": "HF assisted, constant k = {k}", "fixed": "fixed k = {k}",
+    "hf_default": "HF assisted, defaults", "hf_constant": "HF assisted, constant k = {k}",
+    "hf_prompt_lookup": "HF prompt lookup (no model)", "fixed": "fixed k = {k}",
     "confidence": "confidence (cap 16)",
     "heuristic": "heuristic (cap 16)", "adaptive": "adaptive (cap 16)", "adaptive_ngram": "adaptive, n-gram drafter",
     "adaptive_hybrid": "adaptive, hybrid drafter",

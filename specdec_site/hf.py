@@ -12,6 +12,9 @@ HF_SCHEDULES = {
                            "assistant_confidence_threshold": 0.0},
     "default": lambda k: {},
 }
+# Prompt lookup (Saxena 2023): transformers' n-gram candidate generator, no draft model. transformers has no
+# default number of tokens; 10 is the value its documentation uses. The n-gram size keeps its default (2).
+HF_PROMPT_LOOKUP = {"prompt_lookup_num_tokens": 10}
 HF_DEFAULT_DESCRIPTION = "transformers defaults: up to 20 draft tokens per step, stopping early below 0.4 draft confidence"
 
 
@@ -43,4 +46,11 @@ def hf_assisted(ctx, ids, n: int, k: int | None, schedule: str | None, draft_mod
     finally:
         if schedule is not None:
             draft_model.generation_config = saved
+    return seconds, out[0, ids.shape[0]:]
+
+
+def hf_prompt_lookup(ctx, ids, n: int):
+    """(seconds, new tokens) of target.generate(..., prompt_lookup_num_tokens=10): no draft model."""
+    config = generation_config(ctx.target.tokenizer, n, **HF_PROMPT_LOOKUP)
+    seconds, out = ctx.timed(lambda: ctx.target.model.generate(ids[None], generation_config=config))
     return seconds, out[0, ids.shape[0]:]

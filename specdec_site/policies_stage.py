@@ -2,8 +2,8 @@
 
 Per prompt, interleaved, the same packed target object for every variant. Greedy: one target-only run
 (the shared baseline), Hugging Face assisted generation with the same int8 draft object (its default
-settings, and a constant k equal to specdec's fixed k), and specdec with each policy (int8 draft) and with
-the n-gram and hybrid drafters. Sampled (T = cfg.sampled_temperature): one target-only run and specdec's
+settings, and a constant k equal to specdec's fixed k), Hugging Face prompt lookup (no model), and specdec
+with each policy (int8 draft) and with the n-gram and hybrid drafters. Sampled (T = cfg.sampled_temperature): one target-only run and specdec's
 adaptive policy, same seed. For every specdec run the oracle bound (eq. 13 of the math page) is computed
 from its recorded steps.
 """
@@ -14,7 +14,7 @@ import statistics
 
 from specdec.theory import VerifyCost, bootstrap_median_ci, oracle_seconds, oracle_steps
 
-from .hf import HF_DEFAULT_DESCRIPTION, HF_SCHEDULES, hf_assisted
+from .hf import HF_DEFAULT_DESCRIPTION, HF_PROMPT_LOOKUP, HF_SCHEDULES, hf_assisted, hf_prompt_lookup
 from .prompts import encode
 from .public_prompts import SOURCES, public_prompts
 
@@ -28,9 +28,13 @@ VARIANTS = {
     "adaptive_ngram": ("ngram", "adaptive", 16),
     "adaptive_hybrid": ("hybrid", "adaptive", 16),
 }
-# Hugging Face variants, all with the same int8 draft object: name -> schedule (None: the draft's own
+# Hugging Face assisted generation with the same int8 draft object: name -> schedule (None: the draft's own
 # GenerationConfig, transformers' defaults, kept across calls; "constant": k = cfg.fixed_k, specdec's fixed k).
-HF_VARIANTS = {"hf_default": None, "hf_constant": "constant"}
+HF_ASSISTED = {"hf_default": None, "hf_constant": "constant"}
+HF_VARIANTS = (*HF_ASSISTED, "hf_prompt_lookup")  # the last: transformers' own n-gram matcher, no model
+# Decoders are compared only at equal drafts: the specdec variants divided by the HF assisted ones are
+# those drafting with the same int8 model object.
+SAME_DRAFT_AS_HF = tuple(name for name, (drafter, _, _) in VARIANTS.items() if drafter == "int8")
 SAMPLED_VARIANTS = ("adaptive",)  # specdec variants also run sampled, against a sampled target-only run
 
 
@@ -92,8 +96,12 @@ def run_prompt(ctx, cfg, prompt) -> dict:
     base_seconds, reference = ctx.run_target(ids, n, greedy, ctx.seed)
     row = {"prompt": prompt["id"], "prompt_tokens": int(ids.shape[0]), "target_seconds": base_seconds,
            "variants": {}}
-    for name, schedule in HF_VARIANTS.items():
-        seconds, out = hf_assisted(ctx, ids, n, cfg.fixed_k if schedule else None, schedule, ctx.default_draft)
+    for name in HF_VARIANTS:
+        if name in HF_ASSISTED:
+            schedule = HF_ASSISTED[name]
+            seconds, out = hf_assisted(ctx, ids, n, cfg.fixed_k if schedule else None, schedule, ctx.default_draft)
+        else:
+            seconds, out = hf_prompt_lookup(ctx, ids, n)
         row["variants"][name] = {"seconds": seconds, "speedup": base_seconds / seconds,
                                  "same_output": out.tolist() == reference.tolist()}
     for name in VARIANTS:
@@ -109,35 +117,25 @@ def run_prompt(ctx, cfg, prompt) -> dict:
 
 def summarize(rows: list[dict], seed: int) -> dict:
     """Per variant: median speedup over prompts with its 95% bootstrap interval; for specdec variants also
-    measured / oracle and the speedup / each HF variant's (at equal draft), both per prompt, then the median."""
+    measured / oracle, and, for those with the int8 draft model, the speedup / each HF assisted variant's
+    present in the rows (at equal draft), both per prompt, then the median. Greedy and sampled rows alike."""
+
+    def median_ci(values: list[float]) -> dict:
+        return {"median": statistics.median(values), "ci95": list(bootstrap_median_ci(values, seed=seed))}
+
     out = {}
-    for name in rows[0]["variants"]:
-        speedups = [r["variants"][name]["speedup"] for r in rows]
-        entry = {"median": statistics.median(speedups), "ci95": list(bootstrap_median_ci(speedups, seed=seed))}
+    for name, first in rows[0]["variants"].items():
+        entry = median_ci([r["variants"][name]["speedup"] for r in rows])
         same = [r["variants"][name]["same_output"] for r in rows]
         if None not in same:
             entry["same_output"] = sum(same)
-        if name not in HF_VARIANTS:
-            ratio = [r["variants"][name]["measured_over_oracle"] for r in rows]
-            entry["measured_over_oracle"] = {"median": statistics.median(ratio),
-                                             "ci95": list(bootstrap_median_ci(ratio, seed=seed))}
-            for hf in HF_VARIANTS:  # at equal draft: the same int8 draft object for HF and for these rows
-                over_hf = [r["variants"][name]["speedup"] / r["variants"][hf]["speedup"] for r in rows]
-                entry[f"over_{hf}"] = {"median": statistics.median(over_hf),
-                                       "ci95": list(bootstrap_median_ci(over_hf, seed=seed))}
+        if "measured_over_oracle" in first:
+            entry["measured_over_oracle"] = median_ci([r["variants"][name]["measured_over_oracle"] for r in rows])
+        if name in SAME_DRAFT_AS_HF:
+            for hf in (h for h in HF_ASSISTED if h in rows[0]["variants"]):
+                entry[f"over_{hf}"] = median_ci([r["variants"][name]["speedup"] / r["variants"][hf]["speedup"]
+                                                 for r in rows])
         out[name] = entry
-    return out
-
-
-def summarize_sampled(rows: list[dict], seed: int) -> dict:
-    """Sampled runs: median speedup over the sampled target-only run and measured / oracle, with intervals."""
-    out = {}
-    for name in rows[0]["variants"]:
-        speedups = [r["variants"][name]["speedup"] for r in rows]
-        ratio = [r["variants"][name]["measured_over_oracle"] for r in rows]
-        out[name] = {"median": statistics.median(speedups), "ci95": list(bootstrap_median_ci(speedups, seed=seed)),
-                     "measured_over_oracle": {"median": statistics.median(ratio),
-                                              "ci95": list(bootstrap_median_ci(ratio, seed=seed))}}
     return out
 
 
@@ -152,13 +150,14 @@ def run(ctx, cfg) -> dict:
         ctx.run_spec(make_drafter(ctx, "int8"), warm, 4, 16, cfg.modes["greedy"], 0, record=False, policy="adaptive")
         hf_assisted(ctx, warm, 4, None, None, draft)
         hf_assisted(ctx, warm, 4, cfg.fixed_k, "constant", draft)
+        hf_prompt_lookup(ctx, warm, 4)
         domains = {}
         for domain, count in cfg.policy_prompts.items():
             prompts = public_prompts(domain, cfg.policy_prompt_start, count)
             rows = [run_prompt(ctx, cfg, p) for p in ctx.tqdm(prompts, desc=f"policies {domain}", unit="prompt")]
             sampled = [{"prompt": r["prompt"], "variants": r["sampled"]["variants"]} for r in rows]
             domains[domain] = {"source": SOURCES[domain], "prompts": prompts, "rows": rows,
-                               "summary": summarize(rows, ctx.seed), "sampled_summary": summarize_sampled(sampled, ctx.seed)}
+                               "summary": summarize(rows, ctx.seed), "sampled_summary": summarize(sampled, ctx.seed)}
     finally:
         draft.generation_config = saved
     return {"draft_variant": ctx.default_draft_name, "new_tokens": cfg.policy_tokens, "mode": "greedy",
@@ -168,5 +167,9 @@ def run(ctx, cfg) -> dict:
             "hf": {"hf_default": HF_DEFAULT_DESCRIPTION + "; the same int8 draft object",
                    "hf_constant": f"num_assistant_tokens={cfg.fixed_k}, constant schedule, no confidence stop; "
                                   "the same int8 draft object",
-                   "settings": {name: HF_SCHEDULES[s](cfg.fixed_k) if s else None for name, s in HF_VARIANTS.items()}},
+                   "hf_prompt_lookup": "prompt lookup, no draft model: transformers' n-gram matcher, "
+                                       + ", ".join(f"{k}={v}" for k, v in HF_PROMPT_LOOKUP.items()),
+                   "settings": {**{name: HF_SCHEDULES[s](cfg.fixed_k) if s else None for name, s in HF_ASSISTED.items()},
+                                "hf_prompt_lookup": HF_PROMPT_LOOKUP}},
+            "same_draft_as_hf": list(SAME_DRAFT_AS_HF),
             "domains": domains}

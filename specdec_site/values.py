@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .figures import pick, predicted_from_tpp
+from .policies_stage import HF_VARIANTS, SAME_DRAFT_AS_HF, VARIANTS
 
 
 def fmt(x, digits: int = 2) -> str:
@@ -101,7 +102,7 @@ def _ci(entry) -> str:
     return f"{entry['ci95'][0]:.2f}–{entry['ci95'][1]:.2f}"
 
 
-POLICY_VARIANTS = ("fixed", "confidence", "heuristic", "adaptive", "adaptive_ngram", "adaptive_hybrid")
+POLICY_VARIANTS = tuple(VARIANTS)  # specdec's variants in the policies stage
 POLICY_METRICS = {
     "median": lambda e: fmt(e["median"]),  # speedup over target-only, median over the prompts
     "ci": _ci,  # its bootstrap 95% interval
@@ -113,22 +114,24 @@ POLICY_METRICS = {
 }
 
 
-HF_VARIANTS = ("hf_default", "hf_constant")
 SAME_K_AS_HF_CONSTANT = ("fixed",)  # specdec variants also divided by HF at constant k (same draft, same k)
 SAMPLED_METRICS = ("median", "ci", "over_oracle")
 
 
 def _policy_values() -> dict[str, Callable]:
-    """pol_<domain>_<variant>_<metric> for the policies stage's summary: the speedup, its interval, ÷ HF
-    default and ÷ oracle of every specdec variant (÷ HF at constant k too for fixed k, the same k); the
-    median and interval of each HF variant; and pol_<domain>_sampled_<variant>_<metric> for sampled runs."""
+    """pol_<domain>_<variant>_<metric> for the policies stage's summary: the speedup, its interval and
+    ÷ oracle of every specdec variant, ÷ HF default for those with HF's draft (÷ HF at constant k too for fixed
+    k, the same k); the median and interval of each HF variant; and pol_<domain>_sampled_<variant>_<metric>
+    for sampled runs."""
     out = {}
     for domain in ("code", "prose"):
         for variant in (*HF_VARIANTS, *POLICY_VARIANTS):
             if variant in HF_VARIANTS:
                 metrics = ("median", "ci")
             else:
-                metrics = ("median", "ci", "over_hf", "over_hf_ci", "over_oracle")
+                metrics = ("median", "ci", "over_oracle")
+                if variant in SAME_DRAFT_AS_HF:
+                    metrics += ("over_hf", "over_hf_ci")
                 if variant in SAME_K_AS_HF_CONSTANT:
                     metrics += ("over_hf_constant", "over_hf_constant_ci")
             for metric in metrics:

@@ -181,3 +181,27 @@ def test_committed_policy_runs_all_reproduce_target_greedy_output():
             for name, variant in row["variants"].items():
                 if not name.startswith("hf_"):  # Hugging Face's output is reported, ours is asserted
                     assert variant["same_output"], (row["prompt"], name)
+
+
+def test_policy_summary_divides_by_hf_only_at_equal_draft():
+    from specdec_site.policies_stage import HF_VARIANTS, SAME_DRAFT_AS_HF, VARIANTS, summarize
+
+    def variant(speedup, oracle=None):
+        out = {"speedup": speedup, "same_output": True}
+        return out if oracle is None else {**out, "measured_over_oracle": oracle}
+
+    rows = [{"prompt": f"p{i}", "variants": {**{h: variant(2.0 + i) for h in HF_VARIANTS},
+                                             **{v: variant(3.0 + i, 0.8) for v in VARIANTS}}} for i in range(3)]
+    summary = summarize(rows, seed=0)
+    assert summary["adaptive"]["median"] == 4.0 and summary["adaptive"]["same_output"] == 3
+    assert summary["adaptive"]["over_hf_default"]["median"] == pytest.approx(4 / 3)
+    assert summary["adaptive"]["measured_over_oracle"]["median"] == 0.8
+    for name in VARIANTS:  # the n-gram and hybrid drafters are not HF's draft: no ratio
+        assert ("over_hf_default" in summary[name]) == (name in SAME_DRAFT_AS_HF), name
+    assert "adaptive_ngram" not in SAME_DRAFT_AS_HF and "adaptive" in SAME_DRAFT_AS_HF
+    assert not any(k.startswith("over_") or k == "measured_over_oracle" for h in HF_VARIANTS for k in summary[h])
+    # sampled rows: no HF runs, no token comparison (same_output None), the oracle ratio kept
+    sampled = [{"prompt": r["prompt"], "variants": {"adaptive": {**r["variants"]["adaptive"], "same_output": None}}}
+               for r in rows]
+    entry = summarize(sampled, seed=0)["adaptive"]
+    assert set(entry) == {"median", "ci95", "measured_over_oracle"}

@@ -1,0 +1,244 @@
+"""Replay draft-length policies offline on recorded greedy draft chains: a design tool, not a benchmark.
+
+At T = 0 every correct run emits the target's greedy continuation, and a step that starts after t emitted
+tokens sees the draft's greedy chain from the target's own prefix. So one pass over a prompt records all a
+policy can ever see: for every start t, the draft's chain of up to K tokens with its confidences, and how
+many of them the target accepts. Any causal policy then replays on these chains without a model, at a
+fixed cost per draft token and a verify line a + b k taken from the committed policies stage (its measured
+timings), with the oracle (eq. 13) as the ceiling. No timing noise: two policies differ only by their choices.
+
+    python scripts/simulate_policies.py collect --start 6 --count 6 --out /tmp/chains.json   # models, ~20 min
+    python scripts/simulate_policies.py replay /tmp/chains.json                               # seconds
+
+Use prompts the benchmark does not use (the policies stage uses the first 6 of each set) to design on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+# ---------------------------------------------------------------- collect (needs the real pair)
+
+
+def collect(args) -> None:
+    import torch
+
+    from specdec.decoding import CachedLM, resolve_vocab_size
+    from specdec.drafters import draft_confidence
+    from specdec.sampling import SamplingConfig
+    from specdec_site.cli import make_context, parse_args
+    from specdec_site.prompts import encode
+    from specdec_site.public_prompts import public_prompts
+
+    ctx = make_context(parse_args(["--device", "cpu"]))
+    tok, greedy = ctx.target.tokenizer, SamplingConfig(0.0)
+    vocab_size = resolve_vocab_size(ctx.target.model, ctx.default_draft, ctx.vocab_size)
+    out = {"k": args.k, "tokens": args.tokens, "prompts": []}
+    for domain in args.domains:
+        for prompt in public_prompts(domain, args.start, args.count):
+            ids = encode(tok, prompt, ctx.device)
+            _, continuation = ctx.run_target(ids, args.tokens, {"temperature": 0.0}, ctx.seed)
+            cont = continuation.tolist()
+            seq = torch.cat([ids, continuation, torch.zeros(args.k, dtype=torch.int64)])[None]
+            lm = CachedLM(ctx.default_draft, vocab_size, "draft")
+            n0, chains = ids.shape[0], []
+            for t in range(len(cont)):
+                start = n0 + t
+                seq[0, start:start + args.k] = torch.tensor((cont + [0] * args.k)[t:t + args.k])
+                lm.rollback(start - 1)
+                tokens, confidences = [], []
+                for i in range(min(args.k, len(cont) - t)):
+                    logits = lm.logits(seq[:, : start + i], 1)[0]
+                    token = int(logits.argmax())
+                    tokens.append(token)
+                    confidences.append(draft_confidence(logits, None, greedy))
+                    seq[0, start + i] = token
+                accepted = 0
+                while accepted < len(tokens) and tokens[accepted] == cont[t + accepted]:
+                    accepted += 1
+                chains.append({"confidences": [round(c, 5) for c in confidences], "accepted": accepted})
+                seq[0, start:start + args.k] = torch.tensor((cont + [0] * args.k)[t:t + args.k])
+            out["prompts"].append({"domain": domain, "id": prompt["id"], "chains": chains})
+            print(f"{prompt['id']}: mean accepted run {statistics.mean(c['accepted'] for c in chains):.2f}", flush=True)
+    Path(args.out).write_text(json.dumps(out))
+
+
+# ---------------------------------------------------------------- replay (no model)
+
+
+def costs(domain: str) -> tuple[float, float, float]:
+    """(draft seconds per token, verify intercept, verify slope): medians of the committed adaptive runs."""
+    data = json.loads((ROOT / "docs" / "data" / "cpu" / "policies.json").read_text())
+    rows = data["domains"][domain]["rows"]
+    oracles = [r["variants"]["adaptive"]["oracle"] for r in rows]
+    return tuple(statistics.median(o[key] for o in oracles)
+                 for key in ("draft_seconds_per_token", "verify_intercept", "verify_slope"))
+
+
+def replay_one(chains: list[dict], policy, cost: tuple) -> tuple[float, int]:
+    """(seconds, steps) of one policy on one prompt's chains, the decoder's loop without the models."""
+    from specdec.policies import StepOutcome
+
+    d, a, b = cost
+    n, t, seconds, steps = len(chains), 0, 0.0, 0
+    while t < n:
+        budget = min(policy.budget(), n - t - 1)
+        chain = chains[t]
+        drafted = 0
+        while drafted < budget:
+            drafted += 1
+            if not policy.keep_drafting(drafted, chain["confidences"][drafted - 1], "model"):
+                break
+        accepted = min(drafted, chain["accepted"])
+        step_seconds = (drafted * d, a + b * drafted)
+        policy.observe(StepOutcome("model", drafted, accepted, chain["confidences"][:drafted], *step_seconds,
+                                   first=t == 0))
+        seconds += sum(step_seconds)
+        steps += 1
+        t += accepted + 1
+    return seconds, steps
+
+
+def oracle_one(chains: list[dict], cost: tuple) -> float:
+    from specdec.theory import oracle_steps
+
+    d, a, b = cost
+    agree = [c["accepted"] > 0 for c in chains]
+    return sum(n * d + a + b * n for n in oracle_steps(agree))
+
+
+def study() -> dict:
+    """name -> factory(k): variants under study (subclasses of the library's AdaptivePolicy)."""
+    from specdec.policies import AdaptivePolicy, StepOutcome, _Calibration
+
+    class LongRunRate(AdaptivePolicy):
+        """Draft another while its expected tokens exceed lambda x its cost, lambda the run's tokens per
+        second so far (renewal-reward: the optimal stopping threshold is the long-run rate)."""
+
+        def __init__(self, k):
+            super().__init__(k)
+            self.emitted, self.seconds = 0, 0.0
+
+        def keep_drafting(self, n_drafted, confidence, source):
+            a = self.accept.setdefault(source, _Calibration())(confidence)
+            self.survival *= a
+            self.expected += self.survival
+            per_token, intercept, slope = self._costs(source).current()
+            if self.seconds <= 0:
+                rate = self.expected / (n_drafted * per_token + intercept + slope * n_drafted)
+            else:
+                rate = self.emitted / self.seconds
+            return self.survival * a > rate * (per_token + slope)
+
+        def observe(self, outcome: StepOutcome):
+            super().observe(outcome)
+            if not outcome.first and outcome.draft_seconds is not None:
+                self.emitted += outcome.n_accepted + 1
+                self.seconds += outcome.draft_seconds + outcome.verify_seconds
+
+    class NextToken(AdaptivePolicy):
+        """The step-rate rule, with the next token's acceptance calibrated on the previous token's
+        confidence (what the decision sees) rather than on its own."""
+
+        def __init__(self, k):
+            super().__init__(k)
+            self.next = _Calibration()
+
+        def keep_drafting(self, n_drafted, confidence, source):
+            from specdec.theory import should_draft_more
+
+            self.survival *= self.accept.setdefault(source, _Calibration())(confidence)
+            self.expected += self.survival
+            a_next = self.next(confidence)
+            per_token, intercept, slope = self._costs(source).current()
+            cost_so_far = n_drafted * per_token + intercept + slope * n_drafted
+            return should_draft_more(self.survival * a_next, self.expected, cost_so_far, per_token + slope)
+
+        def observe(self, outcome: StepOutcome):
+            super().observe(outcome)
+            c = outcome.confidences
+            for i in range(1, len(c)):
+                if i - 1 >= outcome.n_accepted:
+                    break  # token i was evaluated only if token i - 1 was accepted
+                self.next.add(c[i - 1], i < outcome.n_accepted)
+
+    class Both(NextToken):
+        def __init__(self, k):
+            super().__init__(k)
+            self.emitted, self.seconds = 0, 0.0
+
+        def keep_drafting(self, n_drafted, confidence, source):
+            self.survival *= self.accept.setdefault(source, _Calibration())(confidence)
+            self.expected += self.survival
+            a_next = self.next(confidence)
+            per_token, intercept, slope = self._costs(source).current()
+            rate = (self.emitted / self.seconds if self.seconds > 0 else
+                    self.expected / (n_drafted * per_token + intercept + slope * n_drafted))
+            return self.survival * a_next > rate * (per_token + slope)
+
+        def observe(self, outcome: StepOutcome):
+            super().observe(outcome)
+            if not outcome.first and outcome.draft_seconds is not None:
+                self.emitted += outcome.n_accepted + 1
+                self.seconds += outcome.draft_seconds + outcome.verify_seconds
+
+    return {"long_run_rate": LongRunRate, "next_token": NextToken, "both": Both}
+
+
+def candidates(k: int) -> dict:
+    """Policy name -> factory: the library's policies, plus STUDY."""
+    from specdec.policies import make_policy
+
+    out = {name: (lambda name=name: make_policy(name, k if name != "fixed" else 4)) for name in
+           ("fixed", "confidence", "heuristic", "adaptive")}
+    out.update({name: (lambda f=f: f(k)) for name, f in study().items()})
+    return out
+
+
+def replay(args) -> None:
+    data = json.loads(Path(args.chains).read_text())
+    policies = candidates(args.k or data["k"])
+    table = {}
+    for domain in sorted({p["domain"] for p in data["prompts"]}):
+        cost = costs(domain)
+        for name, factory in policies.items():
+            ratios, rates = [], []
+            for p in (p for p in data["prompts"] if p["domain"] == domain):
+                seconds, steps = replay_one(p["chains"], factory(), cost)
+                ratios.append(oracle_one(p["chains"], cost) / seconds)
+                # over target-only at one verify pass (a) per token: the decoding steps only, no prefill
+                rates.append(len(p["chains"]) * cost[1] / seconds)
+            table.setdefault(name, {})[domain] = (statistics.median(rates), statistics.median(ratios))
+    domains = sorted({d for row in table.values() for d in row})
+    print(f"{'policy':<24}" + "".join(f"{d + ' speedup':>16}{d + ' /oracle':>16}" for d in domains))
+    for name, row in table.items():
+        print(f"{name:<24}" + "".join(f"{row[d][0]:>16.3f}{row[d][1]:>16.3f}" for d in domains))
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("collect", help="record greedy draft chains with the real pair")
+    c.add_argument("--domains", nargs="+", default=["code", "prose"])
+    c.add_argument("--start", type=int, default=6, help="first public prompt (the benchmark uses 0-5)")
+    c.add_argument("--count", type=int, default=6)
+    c.add_argument("--tokens", type=int, default=48)
+    c.add_argument("--k", type=int, default=16, help="the longest chain recorded (the policies' cap)")
+    c.add_argument("--out", required=True)
+    r = sub.add_parser("replay", help="replay the policies on recorded chains")
+    r.add_argument("chains")
+    r.add_argument("--k", type=int, default=None)
+    args = parser.parse_args(argv)
+    collect(args) if args.cmd == "collect" else replay(args)
+
+
+if __name__ == "__main__":
+    main()
