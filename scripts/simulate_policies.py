@@ -28,44 +28,50 @@ sys.path.insert(0, str(ROOT))
 # ---------------------------------------------------------------- collect (needs the real pair)
 
 
-def collect(args) -> None:
+def record_chains(target, draft, ids, n: int, k: int, vocab_size: int | None = None) -> list[dict]:
+    """For each start t of the target's greedy continuation of ids (n tokens): the draft's greedy chain of
+    up to k tokens from the target's prefix, its confidences, and how many the target accepts."""
     import torch
 
+    from specdec import autoregressive_generate
     from specdec.decoding import CachedLM, resolve_vocab_size
     from specdec.drafters import draft_confidence
     from specdec.sampling import SamplingConfig
+
+    V = resolve_vocab_size(target, draft, vocab_size)
+    cont = autoregressive_generate(target, ids, max_new_tokens=n, temperature=0.0, vocab_size=V,
+                                   generator=torch.Generator().manual_seed(0)).tolist()
+    padded = cont + [0] * k
+    seq = torch.cat([ids, torch.tensor(padded)])[None]  # (1, n_prompt + n + k)
+    lm, n0, chains, greedy = CachedLM(draft, V, "draft"), ids.shape[0], [], SamplingConfig(0.0)
+    for t in range(len(cont)):
+        start = n0 + t
+        lm.rollback(start - 1)  # as the decoder leaves it: every final token but the last one cached
+        tokens, confidences = [], []
+        for i in range(min(k, len(cont) - t)):
+            logits = lm.logits(seq[:, : start + i], 1)[0]  # (V,)
+            tokens.append(int(logits.argmax()))
+            confidences.append(draft_confidence(logits, None, greedy))
+            seq[0, start + i] = tokens[-1]  # the chain goes on from its own token, as a draft does
+        accepted = 0
+        while accepted < len(tokens) and tokens[accepted] == cont[t + accepted]:
+            accepted += 1
+        chains.append({"confidences": [round(c, 5) for c in confidences], "accepted": accepted})
+        seq[0, start:start + k] = torch.tensor(padded[t:t + k])  # back to the target's tokens
+    return chains
+
+
+def collect(args) -> None:
     from specdec_site.cli import make_context, parse_args
     from specdec_site.prompts import encode
     from specdec_site.public_prompts import public_prompts
 
     ctx = make_context(parse_args(["--device", "cpu"]))
-    tok, greedy = ctx.target.tokenizer, SamplingConfig(0.0)
-    vocab_size = resolve_vocab_size(ctx.target.model, ctx.default_draft, ctx.vocab_size)
     out = {"k": args.k, "tokens": args.tokens, "prompts": []}
     for domain in args.domains:
         for prompt in public_prompts(domain, args.start, args.count):
-            ids = encode(tok, prompt, ctx.device)
-            _, continuation = ctx.run_target(ids, args.tokens, {"temperature": 0.0}, ctx.seed)
-            cont = continuation.tolist()
-            seq = torch.cat([ids, continuation, torch.zeros(args.k, dtype=torch.int64)])[None]
-            lm = CachedLM(ctx.default_draft, vocab_size, "draft")
-            n0, chains = ids.shape[0], []
-            for t in range(len(cont)):
-                start = n0 + t
-                seq[0, start:start + args.k] = torch.tensor((cont + [0] * args.k)[t:t + args.k])
-                lm.rollback(start - 1)
-                tokens, confidences = [], []
-                for i in range(min(args.k, len(cont) - t)):
-                    logits = lm.logits(seq[:, : start + i], 1)[0]
-                    token = int(logits.argmax())
-                    tokens.append(token)
-                    confidences.append(draft_confidence(logits, None, greedy))
-                    seq[0, start + i] = token
-                accepted = 0
-                while accepted < len(tokens) and tokens[accepted] == cont[t + accepted]:
-                    accepted += 1
-                chains.append({"confidences": [round(c, 5) for c in confidences], "accepted": accepted})
-                seq[0, start:start + args.k] = torch.tensor((cont + [0] * args.k)[t:t + args.k])
+            ids = encode(ctx.target.tokenizer, prompt, ctx.device)
+            chains = record_chains(ctx.target.model, ctx.default_draft, ids, args.tokens, args.k, ctx.vocab_size)
             out["prompts"].append({"domain": domain, "id": prompt["id"], "chains": chains})
             print(f"{prompt['id']}: mean accepted run {statistics.mean(c['accepted'] for c in chains):.2f}", flush=True)
     Path(args.out).write_text(json.dumps(out))
@@ -83,12 +89,13 @@ def costs(domain: str) -> tuple[float, float, float]:
                  for key in ("draft_seconds_per_token", "verify_intercept", "verify_slope"))
 
 
-def replay_one(chains: list[dict], policy, cost: tuple) -> tuple[float, int]:
-    """(seconds, steps) of one policy on one prompt's chains, the decoder's loop without the models."""
+def replay_one(chains: list[dict], policy, cost: tuple) -> tuple[float, list[tuple[int, int]]]:
+    """(seconds, [(drafted, accepted) per step]) of one policy on one prompt's chains: the decoder's loop
+    (specdec.decoding.speculative_generate) without the models."""
     from specdec.policies import StepOutcome
 
     d, a, b = cost
-    n, t, seconds, steps = len(chains), 0, 0.0, 0
+    n, t, seconds, steps = len(chains), 0, 0.0, []
     while t < n:
         budget = min(policy.budget(), n - t - 1)
         chain = chains[t]
@@ -102,7 +109,7 @@ def replay_one(chains: list[dict], policy, cost: tuple) -> tuple[float, int]:
         policy.observe(StepOutcome("model", drafted, accepted, chain["confidences"][:drafted], *step_seconds,
                                    first=t == 0))
         seconds += sum(step_seconds)
-        steps += 1
+        steps.append((drafted, accepted))
         t += accepted + 1
     return seconds, steps
 
