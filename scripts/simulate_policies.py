@@ -123,85 +123,50 @@ def oracle_one(chains: list[dict], cost: tuple) -> float:
 
 
 def study() -> dict:
-    """name -> factory(k): variants under study (subclasses of the library's AdaptivePolicy)."""
+    """name -> factory(k): variants of the adaptive rule under study. Two choices, each one way in the
+    library's AdaptivePolicy (eqs. 10-11 of the math page):
+    - rate: compare the next draft's expected tokens per unit of cost with the step's own rate so far
+      ("step", eq. 11) or with the run's tokens per second so far ("long_run": renewal-reward, where the
+      optimal stopping threshold is the long-run rate);
+    - next: predict the next draft's acceptance at the current token's calibrated acceptance ("same"), or
+      through a second calibration learned on (this token's confidence -> the next token's fate)."""
     from specdec.policies import AdaptivePolicy, StepOutcome, _Calibration
 
-    class LongRunRate(AdaptivePolicy):
-        """Draft another while its expected tokens exceed lambda x its cost, lambda the run's tokens per
-        second so far (renewal-reward: the optimal stopping threshold is the long-run rate)."""
+    class Variant(AdaptivePolicy):
+        rate, next_token = "step", "same"
 
         def __init__(self, k):
             super().__init__(k)
-            self.emitted, self.seconds = 0, 0.0
+            self.emitted, self.seconds, self.next = 0, 0.0, _Calibration()
 
         def keep_drafting(self, n_drafted, confidence, source):
             a = self.accept.setdefault(source, _Calibration())(confidence)
             self.survival *= a
             self.expected += self.survival
+            a_next = a if self.next_token == "same" else self.next(confidence)
             per_token, intercept, slope = self._costs(source).current()
-            if self.seconds <= 0:
-                rate = self.expected / (n_drafted * per_token + intercept + slope * n_drafted)
-            else:
-                rate = self.emitted / self.seconds
-            return self.survival * a > rate * (per_token + slope)
-
-        def observe(self, outcome: StepOutcome):
-            super().observe(outcome)
-            if not outcome.first and outcome.draft_seconds is not None:
-                self.emitted += outcome.n_accepted + 1
-                self.seconds += outcome.draft_seconds + outcome.verify_seconds
-
-    class NextToken(AdaptivePolicy):
-        """The step-rate rule, with the next token's acceptance calibrated on the previous token's
-        confidence (what the decision sees) rather than on its own."""
-
-        def __init__(self, k):
-            super().__init__(k)
-            self.next = _Calibration()
-
-        def keep_drafting(self, n_drafted, confidence, source):
-            from specdec.theory import should_draft_more
-
-            self.survival *= self.accept.setdefault(source, _Calibration())(confidence)
-            self.expected += self.survival
-            a_next = self.next(confidence)
-            per_token, intercept, slope = self._costs(source).current()
-            cost_so_far = n_drafted * per_token + intercept + slope * n_drafted
-            return should_draft_more(self.survival * a_next, self.expected, cost_so_far, per_token + slope)
-
-        def observe(self, outcome: StepOutcome):
-            super().observe(outcome)
-            c = outcome.confidences
-            for i in range(1, len(c)):
-                if i - 1 >= outcome.n_accepted:
-                    break  # token i was evaluated only if token i - 1 was accepted
-                self.next.add(c[i - 1], i < outcome.n_accepted)
-
-    class Both(NextToken):
-        def __init__(self, k):
-            super().__init__(k)
-            self.emitted, self.seconds = 0, 0.0
-
-        def keep_drafting(self, n_drafted, confidence, source):
-            self.survival *= self.accept.setdefault(source, _Calibration())(confidence)
-            self.expected += self.survival
-            a_next = self.next(confidence)
-            per_token, intercept, slope = self._costs(source).current()
-            rate = (self.emitted / self.seconds if self.seconds > 0 else
-                    self.expected / (n_drafted * per_token + intercept + slope * n_drafted))
+            step_rate = self.expected / (n_drafted * per_token + intercept + slope * n_drafted)
+            rate = self.emitted / self.seconds if self.rate == "long_run" and self.seconds > 0 else step_rate
             return self.survival * a_next > rate * (per_token + slope)
 
         def observe(self, outcome: StepOutcome):
             super().observe(outcome)
+            c = outcome.confidences
+            for i in range(1, min(len(c), outcome.n_accepted + 1)):  # token i was evaluated: i - 1 accepted
+                self.next.add(c[i - 1], i < outcome.n_accepted)
             if not outcome.first and outcome.draft_seconds is not None:
                 self.emitted += outcome.n_accepted + 1
                 self.seconds += outcome.draft_seconds + outcome.verify_seconds
 
-    return {"long_run_rate": LongRunRate, "next_token": NextToken, "both": Both}
+    def variant(rate, next_token):
+        return type(f"Variant_{rate}_{next_token}", (Variant,), {"rate": rate, "next_token": next_token})
+
+    return {"long_run_rate": variant("long_run", "same"), "next_token": variant("step", "calibrated"),
+            "both": variant("long_run", "calibrated")}
 
 
 def candidates(k: int) -> dict:
-    """Policy name -> factory: the library's policies, plus STUDY."""
+    """Policy name -> factory: the library's policies, plus study()'s variants."""
     from specdec.policies import make_policy
 
     out = {name: (lambda name=name: make_policy(name, k if name != "fixed" else 4)) for name in
