@@ -8,19 +8,6 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import pytest  # noqa: E402
 
-BROWSER_MODULES = ("test_site", "test_playground")  # share one site build and one Chromium
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist turns the xdist_group marks into the ids that loadgroup reads
-def pytest_collection_modifyitems(items):
-    """Under pytest-xdist (pyproject's addopts), keep every test that loads the real model pair on one
-    worker, so that at most one pair is in memory (24 GB machines), and the browser tests on one worker."""
-    for item in items:
-        if item.get_closest_marker("real"):
-            item.add_marker(pytest.mark.xdist_group("real-models"))
-        elif item.module.__name__ in BROWSER_MODULES:
-            item.add_marker(pytest.mark.xdist_group("browser"))
-
 
 @pytest.fixture(scope="session")
 def site(tmp_path_factory):
