@@ -115,11 +115,11 @@ def replay_one(chains: list[dict], policy, cost: tuple) -> tuple[float, list[tup
 
 
 def oracle_one(chains: list[dict], cost: tuple) -> float:
-    from specdec.theory import oracle_steps
+    from specdec.theory import oracle_seconds, oracle_steps
 
     d, a, b = cost
     agree = [c["accepted"] > 0 for c in chains]
-    return sum(n * d + a + b * n for n in oracle_steps(agree))
+    return oracle_seconds(oracle_steps(agree), d, lambda k: a + b * k)  # eq. (13) at the verify line a + b k
 
 
 def study() -> dict:
