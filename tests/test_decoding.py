@@ -45,6 +45,30 @@ def test_greedy_equals_autoregressive_tiny(request, which, k):
         assert sum(len(s.emitted) for s in trace.steps) == 24
 
 
+def test_target_only_greedy_equals_transformers_generate_tiny():
+    """An oracle outside this package for the reference every greedy test compares with: transformers'
+    own `generate` (greedy, its own cache) gives the tokens `autoregressive_generate` gives.
+
+    Two settings of `generate` change its output and are pinned here: `min_new_tokens` suppresses the
+    EOS token (id 1 of these 12-token models, which greedy decoding often reaches), and a pad id found in
+    the prompt (0 is also BOS here) is masked out of attention unless the mask is given."""
+    from transformers import GenerationConfig
+
+    n, compared = 16, 0
+    for seed in range(6):
+        model = make_tiny_lm(seed=seed)
+        model.generation_config.eos_token_id = None  # run n tokens: no stop, no EOS suppression
+        config = GenerationConfig(max_new_tokens=n, do_sample=False, num_beams=1, pad_token_id=0)
+        for prompt in PROMPTS:
+            ours = autoregressive_generate(model, prompt, max_new_tokens=n, temperature=0,
+                                           generator=torch.Generator().manual_seed(0))
+            theirs = model.generate(prompt[None], attention_mask=torch.ones(1, len(prompt), dtype=torch.long),
+                                    generation_config=config)[0, len(prompt):]
+            assert ours.tolist() == theirs.tolist(), (seed, prompt.tolist())
+            compared += 1
+    assert compared == 24
+
+
 def test_close_pair_exercises_all_accepted_steps(close_pair):
     target, draft = close_pair
     _, _, trace = greedy_pair(target, draft, PROMPTS[1], k=4)
