@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Install everything (scripts/install.sh) and run the whole test suite, offline.
 #
-# Two pytest processes side by side, one per core of a 2-core machine:
+# Two pytest processes side by side, one per core of a 2-core machine, each on one torch thread:
 #   - the tests that load the real model pair (`-m real`: the --quick build end to end, whose build runs in
 #     child processes, then the real-pair greedy checks, which load the pair in this process last);
-#   - all the others (tiny models, the site in a browser, the hook, the schema), on one torch thread: their
-#     models are too small to gain from a second, and the other core is the real half's.
-# Not pytest-xdist: its workers are scheduled without regard to memory, and a worker that has held the real
-# pair keeps its heap (glibc) while another runs the build beside it: out of memory on 24 GB. Here the real
-# pair and the --quick build never overlap, and the other half stays under about 2 GB.
+#   - all the others (tiny models, the site in a browser, the hook, the schema).
+# One thread each: decoding one token is a matrix-vector product bound by memory bandwidth, as fast on one
+# thread as on two here; two processes with two OpenMP threads each on two cores made the threads wait for
+# each other at every product (the --quick build took over twice as long and hit its timeout).
+# Not pytest-xdist: its workers are scheduled without regard to memory; the real-pair tests peak at 15.9 GB in
+# their process (and keep 7.8 GB after), the --quick build at 14 GB in its children, and two workers running
+# them side by side ran out of memory on 24 GB. Here they run one after the other, and the other half stays
+# under about 2 GB.
 #
 # Arguments go to both halves (e.g. -x, -ra, -k NAME, a test file); a half that selects no test is not a
 # failure. The exit status is non-zero when either half fails. SPECDEC_TEST_SERIAL=1: one plain pytest run
@@ -21,12 +24,13 @@ if [ "${SPECDEC_TEST_SERIAL:-0}" = 1 ]; then
   exec .venv/bin/python -m pytest "$@"
 fi
 
+export OMP_NUM_THREADS=1
 logs=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$logs"' EXIT
 .venv/bin/python -m pytest -m real "$@" >"$logs/real.log" 2>&1 &
 real_pid=$!
 set +e
-OMP_NUM_THREADS=1 .venv/bin/python -m pytest -m "not real" "$@" 2>&1 | tee "$logs/rest.log"
+.venv/bin/python -m pytest -m "not real" "$@" 2>&1 | tee "$logs/rest.log"
 rest=${PIPESTATUS[0]}
 wait "$real_pid"
 real=$?
