@@ -183,6 +183,22 @@ def test_committed_policy_runs_all_reproduce_target_greedy_output():
                     assert variant["same_output"], (row["prompt"], name)
 
 
+def test_committed_speedups_over_hf_compare_equal_work():
+    """A ÷ HF ratio compares two decoders only if they produced the same tokens: a run that stopped at EOS
+    against one that went on (HF's min_new_tokens suppresses EOS) would not be the same work. Every HF run
+    the committed ratios divide by emitted the target's greedy output."""
+    data = json.loads((ROOT / "docs" / "data" / "cpu" / "policies.json").read_text())
+    divided = 0
+    for domain in data["domains"].values():
+        for hf in (name for name in domain["summary"] if name.startswith("hf_")):
+            if not any(f"over_{hf}" in domain["summary"][v] for v in data["same_draft_as_hf"]):
+                continue
+            for row in domain["rows"]:
+                assert row["variants"][hf]["same_output"], (row["prompt"], hf)
+                divided += 1
+    assert divided >= 2 * 6
+
+
 def test_policy_summary_divides_by_hf_only_at_equal_draft():
     from specdec_site.policies_stage import HF_VARIANTS, SAME_DRAFT_AS_HF, VARIANTS, summarize
 
