@@ -49,9 +49,9 @@ def test_target_only_greedy_equals_transformers_generate_tiny():
     """An oracle outside this package for the reference every greedy test compares with: transformers'
     own `generate` (greedy, its own cache) gives the tokens `autoregressive_generate` gives.
 
-    Two settings of `generate` change its output and are pinned here: `min_new_tokens` suppresses the
-    EOS token (id 1 of these 12-token models, which greedy decoding often reaches), and a pad id found in
-    the prompt (0 is also BOS here) is masked out of attention unless the mask is given."""
+    Two behaviours of `generate` would change its output and are set aside here: `min_new_tokens`
+    suppresses the EOS token (id 1 of these 12-token models, which greedy decoding often reaches), and a
+    pad id found in the prompt (0 is also BOS here) is masked out of attention unless the mask is given."""
     from transformers import GenerationConfig
 
     n, compared = 16, 0
