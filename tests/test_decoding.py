@@ -69,6 +69,39 @@ def test_target_only_greedy_equals_transformers_generate_tiny():
     assert compared == 24
 
 
+def test_hf_baseline_runs_exactly_n_tokens_past_eos_tiny():
+    """Equal work beside HF: the policies stage runs specdec with no stop token, so `generate` must run
+    exactly n tokens too. Leaving `eos_token_id` unset does not do that: transformers fills it from the
+    model's own generation config and stops there. `specdec_site.hf.generation_config` sets
+    min_new_tokens = max_new_tokens instead, which masks EOS out; the output then follows the target's
+    greedy output up to its first EOS (the stage counts a run with an EOS as not the same output)."""
+    from types import SimpleNamespace
+
+    from transformers import GenerationConfig
+
+    from specdec_site.hf import generation_config
+
+    n, eos, reached = 16, 1, 0
+    tokenizer = SimpleNamespace(pad_token_id=0, eos_token_id=eos)
+    for seed in range(6):
+        model = make_tiny_lm(seed=seed)
+        model.generation_config.eos_token_id = eos
+        for prompt in PROMPTS:
+            mask = torch.ones(1, len(prompt), dtype=torch.long)
+            ours = autoregressive_generate(model, prompt, max_new_tokens=n, temperature=0,
+                                           generator=torch.Generator().manual_seed(0)).tolist()
+            theirs = model.generate(prompt[None], attention_mask=mask,
+                                    generation_config=generation_config(tokenizer, n))[0, len(prompt):].tolist()
+            cut = ours.index(eos) if eos in ours else n
+            assert len(theirs) == n and eos not in theirs and theirs[:cut] == ours[:cut], (seed, prompt.tolist())
+            if cut < n:
+                reached += 1
+                unset = GenerationConfig(max_new_tokens=n, do_sample=False, num_beams=1, pad_token_id=0)
+                stopped = model.generate(prompt[None], attention_mask=mask, generation_config=unset)[0, len(prompt):]
+                assert stopped.tolist() == ours[:cut + 1], "an unset eos_token_id should stop at the model's EOS"
+    assert reached >= 3, f"only {reached} of 24 greedy runs reached EOS: the case is untested"
+
+
 def test_close_pair_exercises_all_accepted_steps(close_pair):
     target, draft = close_pair
     _, _, trace = greedy_pair(target, draft, PROMPTS[1], k=4)
