@@ -14,6 +14,7 @@ from specdec.fileio import write_json_atomic
 
 from .config import build_config
 from .context import BuildContext, BuildError
+from .freshness import RecordedConfig, stage_code_hash, stage_settings
 from .meta import ROOT, SCHEMA_VERSION, MemorySampler, code_hash, config_hash, metadata
 from .prompts import PROMPTS
 from .stages import STAGES
@@ -85,16 +86,24 @@ def out_problem(out: Path) -> str | None:
     return None
 
 
-def staleness(stage, path: Path, digest: str) -> str | None:
-    """Why the stage's artifact must be rebuilt (None: it is up to date): missing, other settings, or
-    produced by other code than the repository's now (code_sha256 of the data code, see meta.py)."""
+def staleness(stage, path: Path, config: dict) -> str | None:
+    """Why the stage's artifact must be rebuilt (None: it is up to date): missing, other settings, or produced by
+    other code than the repository's now. `config` is the stage's full settings dict. An artifact that records
+    per-stage digests (freshness.py) is judged on the code its stage runs and the settings it reads; an older one on
+    all of the data code (meta.DATA_CODE) and all of the settings."""
     try:
         meta = stage.read_meta(json.loads(path.read_text()))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return "missing or unreadable"
     if meta.get("schema_version") != SCHEMA_VERSION:
         return f"schema {meta.get('schema_version')} != {SCHEMA_VERSION}"
-    if meta.get("config_hash") != digest:
+    if "stage_code_sha256" in meta:
+        if meta.get("stage_config_hash") != config_hash(stage_settings(stage.name, config)):
+            return "built with other settings"
+        if meta["stage_code_sha256"] != stage_code_hash(stage.name):
+            return "built by other code (the decoder or this stage's build code changed since)"
+        return None
+    if meta.get("config_hash") != config_hash(config):
         return "built with other settings"
     if meta.get("code_sha256") != code_hash():
         return "built by other code (the decoder or the data build changed since)"
@@ -120,6 +129,8 @@ def make_context(args) -> BuildContext:
 def main(argv=None) -> int:
     args = parse_args(argv)
     code_hash()  # read the code now: edits during a long build must not be attributed to it
+    for name in STAGES:
+        stage_code_hash(name)  # the same, per stage
     ctx = make_context(args)
     cfg = build_config(args.quick, args.k, args.temperature)
     out = Path(args.out) if args.out else ROOT / "docs" / "data" / ctx.device.type
@@ -133,7 +144,7 @@ def main(argv=None) -> int:
                                                     for p in s.inputs}} for s in stages}
     todo = []
     for s in stages:
-        reason = "--force" if args.force else staleness(s, s.path(out), config_hash(configs[s.name]))
+        reason = "--force" if args.force else staleness(s, s.path(out), configs[s.name])
         if reason is None:
             print(f"[build] {s.name}: up to date ({s.path(out)}), skipped (--force to redo)")
         else:
@@ -145,7 +156,15 @@ def main(argv=None) -> int:
         for stage in todo:
             start = time.perf_counter()
             meta = metadata(ctx, stage.name, configs[stage.name], with_models=stage.models)
-            data = stage.run(ctx, cfg)
+            # The per-stage digests that staleness() reads (freshness.py): this stage's code and settings.
+            meta["stage_code_sha256"] = stage_code_hash(stage.name)
+            meta["stage_config_hash"] = config_hash(stage_settings(stage.name, configs[stage.name]))
+            recorded = RecordedConfig(cfg)
+            data = stage.run(ctx, recorded)
+            if recorded.undeclared(stage.name):
+                raise BuildError(f"the {stage.name} stage read settings {recorded.undeclared(stage.name)} that "
+                                 "freshness.STAGE_CONFIG does not list for it (a change to them would not rerun it): "
+                                 "add them there; nothing was written for this stage")
             meta["seconds"] = round(time.perf_counter() - start, 1)
             meta["peak_rss_gb"] = memory.peak_gb()  # so far, this process and its children together
             write_json_atomic(stage.path(out), stage.embed(data, meta))

@@ -32,7 +32,32 @@ def load_artifacts(data_dir: Path) -> dict:
         if not path.is_file():
             raise SystemExit(f"error: {path} is missing: run `python scripts/build_data.py` first")
         artifacts[stage] = json.loads(path.read_text())
+    check_one_environment(artifacts)
     return artifacts
+
+
+# What every artifact must share: the build reruns only the stages whose code or settings changed (freshness.py),
+# and a page that quotes one device, one set of versions and one pair of models must be true of every number on it.
+ENVIRONMENT = ("models", "versions", "device.type", "device.name", "device.threads", "dtype", "kernels", "seed",
+               "draft_variant", "schema_version")
+
+
+def check_one_environment(artifacts: dict) -> None:
+    """Fail the site build if two artifacts were built with other models, versions, device... (a stage without
+    models, e.g. exactness, has none to compare; a model's load time is not part of its identity)."""
+    def get(meta: dict, key: str):
+        for part in key.split("."):
+            meta = meta.get(part) if isinstance(meta, dict) else None
+        if key == "models" and meta:
+            meta = {role: {k: v for k, v in m.items() if k != "load_seconds"} for role, m in meta.items()}
+        return json.dumps(meta, sort_keys=True)
+
+    for key in ENVIRONMENT:
+        seen = {stage: get(a["metadata"], key) for stage, a in artifacts.items()}
+        if len(set(seen.values()) - {"null"}) > 1:
+            shown = {stage: value[:120] for stage, value in seen.items()}
+            raise SystemExit(f"error: the artifacts disagree on {key}: {shown}. They must come from one environment: "
+                             "rebuild them together with `python scripts/build_data.py --force`")
 
 
 def step_fates(step: dict) -> dict:

@@ -85,6 +85,28 @@ def _build_minutes(a):
     return fmt(sum(x["metadata"]["seconds"] for x in a.values()) / 60, 1)
 
 
+def _dates(a):
+    """The build date, or the first and last where the stages were rebuilt on different days (freshness.py)."""
+    days = sorted({x["metadata"]["date"][:10] for x in a.values()})
+    return days[0] if len(days) == 1 else f"{days[0]} to {days[-1]}"
+
+
+def _stage_code(stage: str) -> Callable:
+    """The digest of the code that built a stage's artifact: its own code (freshness.py) or, for an artifact built
+    before per-stage digests, all of the data code."""
+    return lambda a: a[stage]["metadata"].get("stage_code_sha256", a[stage]["metadata"]["code_sha256"])[:16]
+
+
+def _stage_values() -> dict:
+    """Each artifact's own provenance: when it was built, by which code, in how long."""
+    out = {}
+    for stage in ("traces", "benchmark", "policies", "exactness"):
+        out[f"built_{stage}"] = lambda a, s=stage: a[s]["metadata"]["date"][:16].replace("T", " ") + " UTC"
+        out[f"code_{stage}"] = _stage_code(stage)
+        out[f"minutes_{stage}"] = lambda a, s=stage: fmt(a[s]["metadata"]["seconds"] / 60, 1)
+    return out
+
+
 def _fixed_trace_k(a):
     return next(r["trace"]["k"] for r in a["traces"]["runs"] if r.get("policy", "fixed") == "fixed")
 
@@ -167,7 +189,7 @@ VALUES: dict[str, Callable] = {
     "threads": lambda a: _meta(a)["device"]["threads"],
     "dtype": lambda a: _meta(a)["dtype"],
     "kernels": lambda a: _meta(a)["kernels"],
-    "date": lambda a: _meta(a)["date"][:10],
+    "date": _dates,
     "torch": lambda a: _meta(a)["versions"]["torch"],
     "transformers": lambda a: _meta(a)["versions"]["transformers"],
     "python": lambda a: _meta(a)["versions"]["python"],
@@ -178,7 +200,7 @@ VALUES: dict[str, Callable] = {
     "draft_sha": lambda a: _meta(a)["models"]["draft"].get("gguf_sha256", "-")[:16],
     "command": lambda a: _meta(a)["command"],
     "seed": lambda a: _meta(a)["seed"],
-    "code_sha": lambda a: _meta(a)["code_sha256"][:16],
+    **_stage_values(),
     "draft_variant": lambda a: a["benchmark"]["draft_variant"],
     "build_minutes": _build_minutes,
     # the k sweep

@@ -144,6 +144,10 @@ def test_quick_run_end_to_end_is_valid_and_resumable(tmp_path):
     second = run("--quick", "--out", str(tmp_path), "--device", "cpu")
     assert second.returncode == 0 and second.stdout.count("up to date") == 5, second.stdout
     assert before == {s: (tmp_path / f"{s}.json").stat().st_mtime_ns for s in STAGES}
+    # Per-stage freshness (freshness.py): the sampling temperature is not a setting of these two stages.
+    unread = run("--quick", "--out", str(tmp_path), "--device", "cpu", "--temperature", "0.8",
+                 "--stages", "exactness,notebook")
+    assert unread.returncode == 0 and unread.stdout.count("up to date") == 2, unread.stdout
     again = run("--quick", "--out", str(tmp_path / "again"), "--device", "cpu", "--stages", "traces", timeout=1200)
     assert again.returncode == 0, again.stderr[-3000:]
     replay = json.loads((tmp_path / "again" / "traces.json").read_text())
@@ -221,3 +225,26 @@ def test_policy_summary_divides_by_hf_only_at_equal_draft():
                for r in rows]
     entry = summarize(sampled, seed=0)["adaptive"]
     assert set(entry) == {"median", "ci95", "measured_over_oracle"}
+
+
+def test_site_build_refuses_artifacts_from_two_environments():
+    """Stages rerun alone when only their code or settings change (freshness.py); the pages quote one device, one
+    set of versions and one model pair, so artifacts built with other ones must not be mixed."""
+    import copy
+
+    from specdec_site.site_files import check_one_environment, load_artifacts
+
+    artifacts = load_artifacts(ROOT / "docs" / "data" / "cpu")  # the committed ones agree
+    later = copy.deepcopy(artifacts)
+    later["policies"]["metadata"]["date"] = "2027-01-01T00:00:00+00:00"  # another day, same environment: fine
+    later["policies"]["metadata"]["models"]["target"]["load_seconds"] = 99.0
+    check_one_environment(later)
+    for key, value in (("versions", {"torch": "2.14.0"}), ("seed", 1), ("dtype", "bfloat16")):
+        mixed = copy.deepcopy(artifacts)
+        mixed["policies"]["metadata"][key] = value
+        with pytest.raises(SystemExit, match=f"disagree on {key}"):
+            check_one_environment(mixed)
+    mixed = copy.deepcopy(artifacts)
+    mixed["traces"]["metadata"]["models"]["draft"]["gguf_sha256"] = "0" * 64
+    with pytest.raises(SystemExit, match="disagree on models"):
+        check_one_environment(mixed)

@@ -219,28 +219,114 @@ def test_out_in_a_read_only_folder_is_refused(tmp_path):
 
 
 def test_committed_artifacts_were_built_by_the_committed_code():
+    """Each committed artifact (the executed notebook too) records the code that built it: the code its stage runs
+    (freshness.py) or, for one written before those digests, all of the data code. It must be the repository's."""
+    from specdec_site.freshness import stage_code_hash
     from specdec_site.meta import code_hash
+    from specdec_site.stages import DEFAULT_CPU_OUT, STAGES
 
-    now = code_hash()
-    for path in sorted((ROOT / "docs" / "data" / "cpu").glob("*.json")):
-        recorded = json.loads(path.read_text())["metadata"]["code_sha256"]
-        assert recorded == now, (
-            f"{path.relative_to(ROOT)} was built by other code (code_sha256 {recorded[:12]}, the repository's is "
+    checked = 0
+    for name, stage in STAGES.items():
+        path = stage.path(DEFAULT_CPU_OUT)
+        meta = stage.read_meta(json.loads(path.read_text()))
+        field, now = (("stage_code_sha256", stage_code_hash(name)) if "stage_code_sha256" in meta
+                      else ("code_sha256", code_hash()))
+        assert meta[field] == now, (
+            f"{path.relative_to(ROOT)} was built by other code ({field} {meta[field][:12]}, the repository's is "
             f"{now[:12]}): rebuild with `python scripts/build_data.py --device cpu` (the changed stages rerun)")
+        checked += 1
+    assert checked == 5
 
 
-def test_changed_code_makes_every_stage_stale(tmp_path, monkeypatch):
+def _artifact(tmp_path, meta: dict) -> Path:
+    path = tmp_path / "exactness.json"
+    path.write_text(json.dumps({"metadata": meta}))
+    return path
+
+
+def test_changed_code_makes_the_stages_that_run_it_stale(tmp_path, monkeypatch):
     from specdec_site import cli
     from specdec_site.stages import STAGES
 
-    stage = STAGES["exactness"]
-    path = tmp_path / "exactness.json"
-    meta = {"schema_version": cli.SCHEMA_VERSION, "config_hash": "abc", "code_sha256": cli.code_hash()}
-    path.write_text(json.dumps({"metadata": meta}))
-    assert cli.staleness(stage, path, "abc") is None
-    assert cli.staleness(stage, path, "other") == "built with other settings"
+    stage, config = STAGES["exactness"], {"seed": 0, "exact_samples": 10, "trace_tokens": 48}
+    # An artifact from before the per-stage digests: all of the data code, all of the settings.
+    path = _artifact(tmp_path, {"schema_version": cli.SCHEMA_VERSION, "config_hash": cli.config_hash(config),
+                                "code_sha256": cli.code_hash()})
+    assert cli.staleness(stage, path, config) is None
+    assert cli.staleness(stage, path, {**config, "trace_tokens": 8}) == "built with other settings"
     monkeypatch.setattr(cli, "code_hash", lambda: "0" * 64)
-    assert "built by other code" in cli.staleness(stage, path, "abc")
+    assert "built by other code" in cli.staleness(stage, path, config)
+    monkeypatch.undo()
+    # With per-stage digests: a setting the stage does not read changes nothing; one it reads does.
+    path = _artifact(tmp_path, {"schema_version": cli.SCHEMA_VERSION, "code_sha256": "0" * 64,
+                                "stage_config_hash": cli.config_hash(cli.stage_settings("exactness", config)),
+                                "stage_code_sha256": cli.stage_code_hash("exactness")})
+    assert cli.staleness(stage, path, config) is None, "the global code digest must no longer decide"
+    assert cli.staleness(stage, path, {**config, "trace_tokens": 8}) is None
+    assert cli.staleness(stage, path, {**config, "exact_samples": 20}) == "built with other settings"
+    assert cli.staleness(stage, path, {**config, "seed": 1}) == "built with other settings"
+    monkeypatch.setattr(cli, "stage_code_hash", lambda name: "0" * 64)
+    assert "built by other code" in cli.staleness(stage, path, config)
+
+
+def test_stage_code_covers_the_data_code_exactly():
+    """SHARED_CODE, STAGE_CODE and config.py (hashed by value, as settings) are meta.DATA_CODE: no data-code file is
+    left out of every stage's digest, and freshness.py, which only decides what reruns, is not data code."""
+    from specdec_site.freshness import SHARED_CODE, STAGE_CODE, STAGE_CONFIG, stage_files
+    from specdec_site.meta import DATA_CODE
+    from specdec_site.stages import STAGES
+
+    data_code = {p for pattern in DATA_CODE for p in ROOT.glob(pattern)}
+    covered = {p for name in STAGES for p in stage_files(name)} | {ROOT / "specdec_site" / "config.py"}
+    assert covered == data_code, (sorted(str(p) for p in covered ^ data_code))
+    assert set(STAGE_CODE) == set(STAGE_CONFIG) == set(STAGES)
+    assert not set(SHARED_CODE) & {p for files in STAGE_CODE.values() for p in files}
+    assert ROOT / "specdec_site" / "freshness.py" not in data_code
+
+
+def test_a_stage_module_is_imported_only_by_its_own_stages():
+    """A module listed for some stages (STAGE_CODE) may be imported only by modules listed for those stages, or by
+    stages.py to name its `run` in the table of stages. Otherwise a shared module could run it unhashed."""
+    import ast
+
+    from specdec_site.freshness import STAGE_CODE
+    from specdec_site.meta import DATA_CODE
+
+    owners: dict[str, set] = {}
+    for name, files in STAGE_CODE.items():
+        for f in files:
+            owners.setdefault(Path(f).stem, set()).add(name)
+    for path in sorted({p for pattern in DATA_CODE for p in ROOT.glob(pattern)}):
+        tree = ast.parse(path.read_text())
+        imported = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("specdec_site")):
+                module = (node.module or "").removeprefix("specdec_site").lstrip(".")
+                imported |= {module} if module else {a.name for a in node.names}
+            elif isinstance(node, ast.Import):
+                imported |= {a.name.removeprefix("specdec_site.") for a in node.names if a.name.startswith("specdec_site")}
+        for module in imported & set(owners):
+            if path.stem == "stages" and path.parent.name == "specdec_site":
+                uses = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == module]
+                runs = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+                        and n.value.id == module and n.attr == "run"]
+                assert len(uses) == len(runs) == 1, f"stages.py uses {module} beyond naming {module}.run"
+                continue
+            assert path.stem in owners and owners[path.stem] <= owners[module], (
+                f"{path.relative_to(ROOT)} imports {module}, which only stages {sorted(owners[module])} list")
+
+
+def test_a_stage_that_reads_an_unlisted_setting_is_refused():
+    from specdec_site.config import FULL
+    from specdec_site.freshness import RecordedConfig
+
+    cfg = RecordedConfig(FULL)
+    assert cfg.exact_samples == FULL.exact_samples and cfg.undeclared("exactness") == []
+    assert cfg.modes["sampled"]["temperature"] == FULL.sampled_temperature
+    assert cfg.undeclared("exactness") == ["modes", "sampled_temperature"]
+    assert cfg.undeclared("traces") == ["exact_samples"]
+    with pytest.raises(AttributeError):
+        cfg.exact_samples = 3
 
 
 def test_the_full_build_stayed_under_16_gb_and_logged_it():
