@@ -22,7 +22,7 @@ from .figures import CHART_LAYOUT, FIGURES, PALETTE, pick
 from .values import compute_values
 
 ROOT = Path(__file__).resolve().parents[1]
-STAGES = ("traces", "benchmark", "policies", "exactness")
+STAGES = contract.ARTIFACTS
 
 
 def load_artifacts(data_dir: Path) -> dict:

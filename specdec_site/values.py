@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from .contract import ARTIFACTS
 from .figures import pick, predicted_from_tpp
 from .policies_stage import HF_VARIANTS, SAME_DRAFT_AS_HF, VARIANTS
 
@@ -100,7 +101,7 @@ def _stage_code(stage: str) -> Callable:
 def _stage_values() -> dict:
     """Each artifact's own provenance: when it was built, by which code, in how long."""
     out = {}
-    for stage in ("traces", "benchmark", "policies", "exactness"):
+    for stage in ARTIFACTS:
         out[f"built_{stage}"] = lambda a, s=stage: a[s]["metadata"]["date"][:16].replace("T", " ") + " UTC"
         out[f"code_{stage}"] = _stage_code(stage)
         out[f"minutes_{stage}"] = lambda a, s=stage: fmt(a[s]["metadata"]["seconds"] / 60, 1)
