@@ -188,9 +188,10 @@ def test_committed_policy_runs_all_reproduce_target_greedy_output():
 
 
 def test_committed_speedups_over_hf_compare_equal_work():
-    """A ÷ HF ratio compares two decoders only if they produced the same tokens: a run that stopped at EOS
-    against one that went on (HF's min_new_tokens suppresses EOS) would not be the same work. Every HF run
-    the committed ratios divide by emitted the target's greedy output."""
+    """A ÷ HF ratio compares two decoders only if they produced the same tokens. Both run exactly n tokens
+    (specdec with no stop token, HF with min_new_tokens = max_new_tokens), but HF's setting masks EOS out,
+    so where the target's greedy output has an EOS, HF's tokens differ from there on. Every HF run the
+    committed ratios divide by emitted the target's greedy output."""
     data = json.loads((ROOT / "docs" / "data" / "cpu" / "policies.json").read_text())
     divided = 0
     for domain in data["domains"].values():
