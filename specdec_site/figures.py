@@ -171,10 +171,11 @@ def fig_hf_comparison(a) -> go.Figure:
              "hf_default": ("HF assisted, its defaults", "#00bcd4"),
              "adaptive": ("specdec, adaptive (cap 16)", PALETTE["p"])}
     rows = [r for d in pol["domains"].values() for r in d["rows"]]
-    prompts = [r["prompt"] for r in rows]
     fig = go.Figure()
-    for key, (name, color) in names.items():
-        fig.add_bar(x=prompts, y=[r["variants"][key]["speedup"] for r in rows], name=name, marker={"color": color})
+    for key, (name, color) in names.items():  # fixed k and HF's constant k: the matrix's prompts only
+        ran = [r for r in rows if key in r["variants"]]
+        fig.add_bar(x=[r["prompt"] for r in ran], y=[r["variants"][key]["speedup"] for r in ran], name=name,
+                    marker={"color": color})
     fig.add_hline(y=1, line={"color": "gray", "width": 1})
     fig.update_layout(**layout(f"Same int8 draft, same target, greedy, {pol['new_tokens']} tokens: speedup over one "
                                "shared target-only run", "prompt", "speedup ×", barmode="group"))
@@ -217,6 +218,8 @@ def fig_counterexample(a) -> go.Figure:
 
 POLICY_LABELS = {  # {k}: the policies stage's fixed k
     "hf_default": "HF assisted, defaults", "hf_constant": "HF assisted, constant k = {k}",
+    "hf_default_fp32": "HF assisted, defaults, fp32 draft", "hf_constant_fp32": "HF assisted, constant k = {k}, fp32 draft",
+    "fixed_fp32": "fixed k = {k}, fp32 draft", "adaptive_fp32": "adaptive (cap 16), fp32 draft",
     "hf_prompt_lookup": "HF prompt lookup (no model)", "fixed": "fixed k = {k}",
     "confidence": "confidence (cap 16)",
     "heuristic": "heuristic (cap 16)", "adaptive": "adaptive (cap 16)", "adaptive_ngram": "adaptive, n-gram drafter",
@@ -233,12 +236,16 @@ def fig_choosing_k(a) -> go.Figure:
     domains = a["policies"]["domains"]
     temperature = a["policies"]["sampled_temperature"]
     for domain, d in domains.items():
-        # greedy variants, then the sampled ones (each against its own sampled target-only run)
-        entries = [(policy_label(a, n), d["summary"][n],
-                    None if n.startswith("hf_") else [r["variants"][n]["oracle_speedup"] for r in d["rows"]])
-                   for n in d["summary"]]
-        entries += [(f"{policy_label(a, n)}, sampled T = {temperature}", d["sampled_summary"][n],
-                     [r["sampled"]["variants"][n]["oracle_speedup"] for r in d["rows"]]) for n in d["sampled_summary"]]
+        # greedy variants, then the sampled ones; each over the prompts that ran it (the core set's variants on
+        # every prompt, the rest on the matrix's), against the same greedy target-only run of each prompt
+        def ran(n, sampled=False, rows=d["rows"]):
+            variants = (r["sampled"]["variants"] if sampled else r["variants"] for r in rows)
+            return [v[n]["oracle_speedup"] for v in variants if n in v]
+
+        entries = [(f"{policy_label(a, n)} · {d['summary'][n]['prompts']}", d["summary"][n],
+                    None if n.startswith("hf_") else ran(n)) for n in d["summary"]]
+        entries += [(f"{policy_label(a, n)}, sampled T = {temperature} · {d['sampled_summary'][n]['prompts']}",
+                     d["sampled_summary"][n], ran(n, sampled=True)) for n in d["sampled_summary"]]
         labels = [e[0] for e in entries]
         med = [e[1]["median"] for e in entries]
         fig.add_bar(x=labels, y=med, name=f"measured: {domain}", marker={"color": PALETTE[domain]},
@@ -249,7 +256,7 @@ def fig_choosing_k(a) -> go.Figure:
         fig.add_scatter(x=labels, y=oracle, mode="markers", name=f"oracle bound: {domain}",
                         marker={"color": PALETTE[domain], "symbol": "line-ew-open", "size": 26, "line": {"width": 3}})
     fig.add_hline(y=1, line={"color": "gray", "width": 1})
-    fig.update_layout(**layout("Speedup over target-only by draft-length policy (median over prompts, 95% bootstrap CI)",
+    fig.update_layout(**layout("Speedup over target-only by draft-length policy (median over the · N prompts, 95% bootstrap CI)",
                                "", "speedup ×", barmode="group"))
     return fig
 

@@ -1,6 +1,6 @@
 """Which code and which settings each stage's artifact depends on, so that a change reruns only the stages it touches.
 
-A full build takes about 90 min on the 2-core CPU, the policies stage alone about 50. Before this table, any edit
+A full build takes about 169 min on the 2-core CPU, the policies stage alone about 130. Before this table, any edit
 to the data code (meta.DATA_CODE) or to any build setting made all five artifacts stale. Now each artifact records
 (cli.py) a digest of the code its stage runs, SHARED_CODE plus STAGE_CODE[stage], and of the settings it reads,
 STAGE_CONFIG[stage]; the build reruns the stages whose digests changed.
@@ -37,7 +37,7 @@ STAGE_CONFIG = {
     "traces": ("quick", "trace_prompts", "trace_tokens", "trace_k", "adaptive_trace_k", "modes", "sampled_temperature"),
     "benchmark": ("quick", "sweep_prompts", "sweep_tokens", "sweep_ks", "reps", "policy_prompt_start", "modes",
                   "sampled_temperature"),
-    "policies": ("quick", "fixed_k", "policy_prompts", "policy_prompt_start", "policy_tokens", "modes",
+    "policies": ("quick", "fixed_k", "policy_prompts", "core_prompts", "policy_prompt_start", "policy_tokens", "modes",
                  "sampled_temperature"),
     "exactness": ("quick", "exact_samples", "mutation_sampled_runs"),
     "notebook": ("quick",),

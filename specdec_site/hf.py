@@ -28,12 +28,14 @@ def generation_config(tokenizer, n: int, **extra):
 
 
 def hf_assisted(ctx, ids, n: int, k: int | None, schedule: str | None, draft_model):
-    """(seconds, new tokens) of target.generate(..., assistant_model=draft_model).
+    """(seconds, new tokens) of target.generate(..., assistant_model=draft_model). The attention mask is given
+    (all ones: one unpadded prompt), so generate never infers one from the pad id.
 
     schedule=None: the draft's own GenerationConfig is used and kept, as for a user calling generate
     repeatedly (transformers may tune its confidence threshold across calls); otherwise a fresh one
     with HF_SCHEDULES[schedule](k) for this call only.
     """
+    import torch
     from transformers import GenerationConfig
 
     saved = draft_model.generation_config if hasattr(draft_model, "generation_config") else None
@@ -41,8 +43,8 @@ def hf_assisted(ctx, ids, n: int, k: int | None, schedule: str | None, draft_mod
         draft_model.generation_config = GenerationConfig(**HF_SCHEDULES[schedule](k))
     try:
         config = generation_config(ctx.target.tokenizer, n)
-        seconds, out = ctx.timed(lambda: ctx.target.model.generate(ids[None], generation_config=config,
-                                                                   assistant_model=draft_model))
+        seconds, out = ctx.timed(lambda: ctx.target.model.generate(ids[None], attention_mask=torch.ones_like(ids[None]),
+                                                                   generation_config=config, assistant_model=draft_model))
     finally:
         if schedule is not None:
             draft_model.generation_config = saved
@@ -51,6 +53,9 @@ def hf_assisted(ctx, ids, n: int, k: int | None, schedule: str | None, draft_mod
 
 def hf_prompt_lookup(ctx, ids, n: int):
     """(seconds, new tokens) of target.generate(..., prompt_lookup_num_tokens=10): no draft model."""
+    import torch
+
     config = generation_config(ctx.target.tokenizer, n, **HF_PROMPT_LOOKUP)
-    seconds, out = ctx.timed(lambda: ctx.target.model.generate(ids[None], generation_config=config))
+    seconds, out = ctx.timed(lambda: ctx.target.model.generate(ids[None], attention_mask=torch.ones_like(ids[None]),
+                                                               generation_config=config))
     return seconds, out[0, ids.shape[0]:]

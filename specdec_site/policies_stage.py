@@ -1,11 +1,20 @@
 """Stage `policies`: choosing k. Fixed k vs each draft-length policy vs the oracle, on public prompt sets.
 
-Per prompt, interleaved, the same packed target object for every variant. Greedy: one target-only run
-(the shared baseline), Hugging Face assisted generation with the same int8 draft object (its default
-settings, and a constant k equal to specdec's fixed k), Hugging Face prompt lookup (no model), and specdec
-with each policy (int8 draft) and with the n-gram and hybrid drafters. Sampled (T = cfg.sampled_temperature): one target-only run and specdec's
-adaptive policy, same seed. For every specdec run the oracle bound (eq. 13 of the math page) is computed
-from its recorded steps.
+Per prompt, interleaved, the same packed target object for every variant, one greedy target-only run as
+the baseline of every variant of that prompt (target-only decoding makes the same forward passes whatever
+the sampling). Two sets of prompts per domain:
+
+- the matrix (cfg.policy_prompts, the first prompts of each set), greedy: Hugging Face assisted generation
+  with the same draft objects (int8 and fp32; its default settings, and a constant k equal to specdec's
+  fixed k), Hugging Face prompt lookup (no model), and specdec with each policy and each drafter;
+- the core set (cfg.core_prompts, the matrix's prompts and the next ones): on the prompts past the
+  matrix, only Hugging Face's default with the int8 draft, specdec's fixed k (the default) and adaptive
+  policy with the int8 draft, and specdec's best drafter with the adaptive policy (the best median on the matrix's prompts of that
+  domain, chosen before the core prompts run).
+
+Sampled (T = cfg.sampled_temperature), on every prompt: specdec's adaptive policy (and the best drafter if it
+is another), same seed. For every specdec run the oracle bound (eq. 13 of the math page) is computed from its
+recorded steps.
 """
 
 from __future__ import annotations
@@ -19,30 +28,59 @@ from .prompts import encode
 from .public_prompts import SOURCES, public_prompts
 
 # variant -> (drafter, policy, k); k=None: cfg.fixed_k. The drafters' names: "int8" (the default draft
-# model), "ngram", "hybrid".
+# model), "fp32" (the same draft unquantized), "ngram", "hybrid" (n-gram, else the int8 draft).
 VARIANTS = {
     "fixed": ("int8", "fixed", None),
     "confidence": ("int8", "confidence", 16),
     "heuristic": ("int8", "heuristic", 16),
     "adaptive": ("int8", "adaptive", 16),
+    "fixed_fp32": ("fp32", "fixed", None),
+    "adaptive_fp32": ("fp32", "adaptive", 16),
     "adaptive_ngram": ("ngram", "adaptive", 16),
     "adaptive_hybrid": ("hybrid", "adaptive", 16),
 }
-# Hugging Face assisted generation with the same int8 draft object: name -> schedule (None: the draft's own
-# GenerationConfig, transformers' defaults, kept across calls; "constant": k = cfg.fixed_k, specdec's fixed k).
-HF_ASSISTED = {"hf_default": None, "hf_constant": "constant"}
+# Hugging Face assisted generation given the same draft model objects: name -> (schedule, drafter).
+# schedule None: the draft's own GenerationConfig, transformers' defaults, kept across calls; "constant":
+# k = cfg.fixed_k, specdec's fixed k.
+HF_ASSISTED = {"hf_default": (None, "int8"), "hf_constant": ("constant", "int8"),
+               "hf_default_fp32": (None, "fp32"), "hf_constant_fp32": ("constant", "fp32")}
 HF_VARIANTS = (*HF_ASSISTED, "hf_prompt_lookup")  # the last: transformers' own n-gram matcher, no model
-# Decoders are compared only at equal drafts: the specdec variants divided by the HF assisted ones are
-# those drafting with the same int8 model object.
-SAME_DRAFT_AS_HF = tuple(name for name, (drafter, _, _) in VARIANTS.items() if drafter == "int8")
-SAMPLED_VARIANTS = ("adaptive",)  # specdec variants also run sampled, against a sampled target-only run
+# Decoders are compared only at equal drafts: a specdec variant is divided by the HF assisted variants that
+# draft with the same model object (int8 by int8, fp32 by fp32).
+SAME_DRAFT_AS_HF = tuple(name for name, (drafter, _, _) in VARIANTS.items()
+                         if drafter in {d for _, d in HF_ASSISTED.values()})
+# Candidates for "the best drafter" of the core set: every drafter with the adaptive policy.
+BEST_DRAFTER_CANDIDATES = tuple(name for name, (_, policy, _) in VARIANTS.items() if policy == "adaptive")
+CORE_HF = ("hf_default",)  # HF variants on every prompt of the core set
+CORE_SPECDEC = ("fixed", "adaptive")  # specdec variants on every prompt (the default policy, the adaptive one)
+
+
+def over_hf_key(hf: str) -> str:
+    """The summary key of a ratio to an HF assisted variant: over_hf_default or over_hf_constant, whichever draft."""
+    return "over_hf_default" if HF_ASSISTED[hf][0] is None else "over_hf_constant"
+
+
+def take_prompts(domain: str, start: int, count: int) -> tuple[list[dict], list[int]]:
+    """The set's first `count` prompts from index `start`, in its own order, passing over entries that have no
+    prompt text (a Language Reference topic with no prose paragraph); returns (prompts, indices passed over)."""
+    prompts, skipped, index = [], [], start
+    while len(prompts) < count:
+        try:
+            prompts += public_prompts(domain, index, 1)
+        except ValueError:
+            skipped.append(index)
+        index += 1
+        if index > start + 10 * count:
+            raise ValueError(f"fewer than {count} usable {domain} prompts from index {start}")
+    return prompts, skipped
 
 
 def make_drafter(ctx, name: str):
     from specdec import HybridDrafter, NgramDrafter
 
     model = ctx.default_draft
-    return {"int8": lambda: model, "ngram": NgramDrafter, "hybrid": lambda: HybridDrafter(model)}[name]()
+    return {"int8": lambda: model, "fp32": lambda: ctx.drafts["fp32"], "ngram": NgramDrafter,
+            "hybrid": lambda: HybridDrafter(model)}[name]()
 
 
 def oracle(trace, seconds: float) -> dict:
@@ -90,86 +128,130 @@ def run_variant(ctx, cfg, ids, n, name, sampling, base_seconds, reference) -> di
     }
 
 
-def run_prompt(ctx, cfg, prompt) -> dict:
+def run_hf(ctx, cfg, ids, n, name):
+    """(seconds, new tokens) of one Hugging Face variant."""
+    if name == "hf_prompt_lookup":
+        return hf_prompt_lookup(ctx, ids, n)
+    schedule, drafter = HF_ASSISTED[name]
+    return hf_assisted(ctx, ids, n, cfg.fixed_k if schedule else None, schedule, make_drafter(ctx, drafter))
+
+
+def run_prompt(ctx, cfg, prompt, hf_names, names, sampled_names, prompt_set) -> dict:
+    """One prompt, interleaved: the target-only run, then each named HF and specdec variant, greedy, then the
+    sampled ones. Every speedup divides the same target-only run (greedy; sampling adds no forward pass)."""
     ids = encode(ctx.target.tokenizer, prompt, ctx.device)
     n, greedy, sampled = cfg.policy_tokens, cfg.modes["greedy"], cfg.modes["sampled"]
     base_seconds, reference = ctx.run_target(ids, n, greedy, ctx.seed)
-    row = {"prompt": prompt["id"], "prompt_tokens": int(ids.shape[0]), "target_seconds": base_seconds,
-           "variants": {}}
-    for name in HF_VARIANTS:
-        if name in HF_ASSISTED:
-            schedule = HF_ASSISTED[name]
-            seconds, out = hf_assisted(ctx, ids, n, cfg.fixed_k if schedule else None, schedule, ctx.default_draft)
-        else:
-            seconds, out = hf_prompt_lookup(ctx, ids, n)
+    row = {"prompt": prompt["id"], "set": prompt_set, "prompt_tokens": int(ids.shape[0]),
+           "target_seconds": base_seconds, "variants": {}}
+    for name in hf_names:
+        seconds, out = run_hf(ctx, cfg, ids, n, name)
         row["variants"][name] = {"seconds": seconds, "speedup": base_seconds / seconds,
                                  "same_output": out.tolist() == reference.tolist()}
-    for name in VARIANTS:
+    for name in names:
         row["variants"][name] = run_variant(ctx, cfg, ids, n, name, greedy, base_seconds, reference)
-    # Sampled: its own target-only baseline (same seed); the output is a sample, so not compared token by token
-    # (the exactness stage tests its distribution).
-    sampled_base, _ = ctx.run_target(ids, n, sampled, ctx.seed)
-    row["sampled"] = {"temperature": sampled["temperature"], "target_seconds": sampled_base,
-                      "variants": {name: run_variant(ctx, cfg, ids, n, name, sampled, sampled_base, None)
-                                   for name in SAMPLED_VARIANTS}}
+    # Sampled: the output is a sample, so not compared token by token (the exactness stage tests its distribution).
+    row["sampled"] = {"temperature": sampled["temperature"], "target_seconds": base_seconds,
+                      "variants": {name: run_variant(ctx, cfg, ids, n, name, sampled, base_seconds, None)
+                                   for name in sampled_names}}
     return row
 
 
 def summarize(rows: list[dict], seed: int) -> dict:
-    """Per variant: median speedup over prompts with its 95% bootstrap interval; for specdec variants also
-    measured / oracle, and, for those with the int8 draft model, the speedup / each HF assisted variant's
-    present in the rows (at equal draft), both per prompt, then the median. Greedy and sampled rows alike."""
+    """Per variant, over the prompts that ran it: the median speedup with its 95% bootstrap interval and the
+    number of prompts; for specdec variants also measured / oracle, and, for those drafting with a model HF was
+    given too, the speedup / each HF assisted variant with that same draft (over_hf_default, over_hf_constant),
+    per prompt, then the median. Greedy and sampled rows alike."""
 
     def median_ci(values: list[float]) -> dict:
         return {"median": statistics.median(values), "ci95": list(bootstrap_median_ci(values, seed=seed))}
 
+    names = list(dict.fromkeys(name for r in rows for name in r["variants"]))  # first-seen order
     out = {}
-    for name, first in rows[0]["variants"].items():
-        entry = median_ci([r["variants"][name]["speedup"] for r in rows])
-        same = [r["variants"][name]["same_output"] for r in rows]
+    for name in names:
+        ran = [r for r in rows if name in r["variants"]]
+        entry = {**median_ci([r["variants"][name]["speedup"] for r in ran]), "prompts": len(ran)}
+        same = [r["variants"][name]["same_output"] for r in ran]
         if None not in same:
             entry["same_output"] = sum(same)
-        if "measured_over_oracle" in first:
-            entry["measured_over_oracle"] = median_ci([r["variants"][name]["measured_over_oracle"] for r in rows])
+        if "measured_over_oracle" in ran[0]["variants"][name]:
+            entry["measured_over_oracle"] = median_ci([r["variants"][name]["measured_over_oracle"] for r in ran])
         if name in SAME_DRAFT_AS_HF:
-            for hf in (h for h in HF_ASSISTED if h in rows[0]["variants"]):
-                entry[f"over_{hf}"] = median_ci([r["variants"][name]["speedup"] / r["variants"][hf]["speedup"]
-                                                 for r in rows])
+            for hf, (_, drafter) in HF_ASSISTED.items():
+                both = [r for r in ran if hf in r["variants"]]
+                if drafter == VARIANTS[name][0] and both:
+                    entry[over_hf_key(hf)] = median_ci([r["variants"][name]["speedup"] / r["variants"][hf]["speedup"]
+                                                        for r in both])
         out[name] = entry
     return out
+
+
+def best_drafter(summary: dict) -> str:
+    """The adaptive variant with the highest median speedup in a (matrix) summary, among those it has."""
+    return max((name for name in BEST_DRAFTER_CANDIDATES if name in summary), key=lambda name: summary[name]["median"])
 
 
 def run(ctx, cfg) -> dict:
     from transformers import GenerationConfig
 
-    draft = ctx.default_draft
-    saved = getattr(draft, "generation_config", None)
-    draft.generation_config = GenerationConfig()  # transformers' assisted-generation defaults
+    models = {"int8": ctx.default_draft, "fp32": ctx.drafts["fp32"]}
+    if models["int8"] is models["fp32"]:
+        # No int8 draft (CUDA, or --no-int8): the default draft is the fp32 one, and the rows named for the default
+        # draft are its rows (the artifact's draft_variant says which); the fp32 duplicates are not run.
+        del models["fp32"]
+    drafters = {*models, "ngram", "hybrid"}
+    variants = [name for name, (drafter, _, _) in VARIANTS.items() if drafter in drafters]
+    hf_variants = [name for name in HF_VARIANTS if name not in HF_ASSISTED or HF_ASSISTED[name][1] in drafters]
+    saved = {name: getattr(m, "generation_config", None) for name, m in models.items()}
+    for m in models.values():
+        m.generation_config = GenerationConfig()  # transformers' assisted-generation defaults, one per draft object
     try:
         warm = encode(ctx.target.tokenizer, public_prompts("code", 0, 1)[0], ctx.device)
-        ctx.run_spec(make_drafter(ctx, "int8"), warm, 4, 16, cfg.modes["greedy"], 0, record=False, policy="adaptive")
-        hf_assisted(ctx, warm, 4, None, None, draft)
-        hf_assisted(ctx, warm, 4, cfg.fixed_k, "constant", draft)
-        hf_prompt_lookup(ctx, warm, 4)
+        for drafter in models:
+            ctx.run_spec(make_drafter(ctx, drafter), warm, 4, 16, cfg.modes["greedy"], 0, record=False,
+                         policy="adaptive")
+        for name in hf_variants:
+            run_hf(ctx, cfg, warm, 4, name)
         domains = {}
-        for domain, count in cfg.policy_prompts.items():
-            prompts = public_prompts(domain, cfg.policy_prompt_start, count)
-            rows = [run_prompt(ctx, cfg, p) for p in ctx.tqdm(prompts, desc=f"policies {domain}", unit="prompt")]
+        for domain, count in cfg.core_prompts.items():
+            n_matrix = cfg.policy_prompts[domain]
+            if count < n_matrix:
+                raise ValueError(f"core_prompts[{domain!r}] = {count} < policy_prompts = {n_matrix}: the core set "
+                                 "starts with the matrix's prompts")
+            prompts, skipped = take_prompts(domain, cfg.policy_prompt_start, count)
+            rows, best, core, sampled_core = [], None, None, None
+            for i, p in enumerate(ctx.tqdm(prompts, desc=f"policies {domain}", unit="prompt")):
+                if i < n_matrix:
+                    rows.append(run_prompt(ctx, cfg, p, hf_variants, variants, ("adaptive",), "matrix"))
+                    continue
+                if best is None:  # chosen on the matrix's prompts, before any core prompt runs
+                    best = best_drafter(summarize(rows, ctx.seed))
+                    sampled_core = list(dict.fromkeys(("adaptive", best)))
+                    core = list(dict.fromkeys((*CORE_SPECDEC, best)))
+                rows.append(run_prompt(ctx, cfg, p, CORE_HF, core, sampled_core, "core"))
+            best = best or best_drafter(summarize(rows, ctx.seed))
             sampled = [{"prompt": r["prompt"], "variants": r["sampled"]["variants"]} for r in rows]
-            domains[domain] = {"source": SOURCES[domain], "prompts": prompts, "rows": rows,
+            domains[domain] = {"source": SOURCES[domain], "prompts": prompts, "matrix_prompts": n_matrix,
+                               "skipped_indices": skipped,
+                               "best_drafter": best, "rows": rows,
                                "summary": summarize(rows, ctx.seed), "sampled_summary": summarize(sampled, ctx.seed)}
     finally:
-        draft.generation_config = saved
+        for name, m in models.items():
+            m.generation_config = saved[name]
+    hf_settings = {name: HF_SCHEDULES[schedule](cfg.fixed_k) if schedule else None
+                   for name, (schedule, _) in HF_ASSISTED.items() if name in hf_variants}
     return {"draft_variant": ctx.default_draft_name, "new_tokens": cfg.policy_tokens, "mode": "greedy",
+            "baseline": "one greedy target-only run per prompt, shared by every variant of that prompt, sampled too",
             "variants": {name: {"drafter": d, "policy": p, "k": cfg.fixed_k if k is None else k}
-                         for name, (d, p, k) in VARIANTS.items()},
-            "sampled_variants": list(SAMPLED_VARIANTS), "sampled_temperature": cfg.sampled_temperature,
-            "hf": {"hf_default": HF_DEFAULT_DESCRIPTION + "; the same int8 draft object",
-                   "hf_constant": f"num_assistant_tokens={cfg.fixed_k}, constant schedule, no confidence stop; "
-                                  "the same int8 draft object",
+                         for name, (d, p, k) in VARIANTS.items() if name in variants},
+            "core_variants": ["target_only", *CORE_HF, *CORE_SPECDEC, "the domain's best_drafter"],
+            "sampled_variants": ["adaptive", "the domain's best_drafter"], "sampled_temperature": cfg.sampled_temperature,
+            "hf": {**{name: (HF_DEFAULT_DESCRIPTION if schedule is None else
+                             f"num_assistant_tokens={cfg.fixed_k}, constant schedule, no confidence stop")
+                      + f"; the same {drafter} draft object" for name, (schedule, drafter) in HF_ASSISTED.items()
+                      if name in hf_variants},
                    "hf_prompt_lookup": "prompt lookup, no draft model: transformers' n-gram matcher, "
                                        + ", ".join(f"{k}={v}" for k, v in HF_PROMPT_LOOKUP.items()),
-                   "settings": {**{name: HF_SCHEDULES[s](cfg.fixed_k) if s else None for name, s in HF_ASSISTED.items()},
-                                "hf_prompt_lookup": HF_PROMPT_LOOKUP}},
-            "same_draft_as_hf": list(SAME_DRAFT_AS_HF),
+                   "settings": {**hf_settings, "hf_prompt_lookup": HF_PROMPT_LOOKUP}},
+            "same_draft_as_hf": [name for name in SAME_DRAFT_AS_HF if name in variants],
             "domains": domains}

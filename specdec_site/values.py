@@ -6,11 +6,12 @@ here, once, so that a page never rounds a number itself.
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable
 
 from .contract import ARTIFACTS
 from .figures import pick, predicted_from_tpp
-from .policies_stage import HF_VARIANTS, SAME_DRAFT_AS_HF, VARIANTS
+from .policies_stage import HF_VARIANTS, SAME_DRAFT_AS_HF, VARIANTS, summarize
 
 
 def fmt(x, digits: int = 2) -> str:
@@ -117,8 +118,23 @@ def _speedup(r):
 
 
 def _pol(domain: str, variant: str, what: Callable, summary: str = "summary"):
-    """A metric of one variant in the policies stage's greedy "summary" or its "sampled_summary"."""
-    return lambda a: what(a["policies"]["domains"][domain][summary][variant])
+    """A metric of one variant in the policies stage's greedy "summary" (all the prompts that ran it), its
+    "sampled_summary", or the "matrix" summary (the matrix's prompts only)."""
+    return lambda a: what(_summary(a, domain, summary)[variant])
+
+
+_MATRIX_SUMMARIES: dict = {}  # id(domain dict) -> (the dict, its matrix summary): computed once per build
+
+
+def _summary(a, domain: str, which: str) -> dict:
+    d = a["policies"]["domains"][domain]
+    if which != "matrix":
+        return d[which]
+    kept = _MATRIX_SUMMARIES.get(id(d))
+    if kept is None or kept[0] is not d:
+        # the same function and seed as the stage's own summaries, over the rows of the matrix's prompts
+        kept = _MATRIX_SUMMARIES[id(d)] = (d, summarize(_matrix_rows(a, domain), a["policies"]["metadata"]["seed"]))
+    return kept[1]
 
 
 def _ci(entry) -> str:
@@ -137,15 +153,16 @@ POLICY_METRICS = {
 }
 
 
-SAME_K_AS_HF_CONSTANT = ("fixed",)  # specdec variants also divided by HF at constant k (same draft, same k)
+SAME_K_AS_HF_CONSTANT = ("fixed", "fixed_fp32")  # specdec variants also divided by HF at constant k (same draft, same k)
 SAMPLED_METRICS = ("median", "ci", "over_oracle")
+CORE_VARIANTS = ("hf_default", "fixed", "adaptive")  # run on every prompt: pol_ values (polm_: the matrix's prompts)
 
 
 def _policy_values() -> dict[str, Callable]:
-    """pol_<domain>_<variant>_<metric> for the policies stage's summary: the speedup, its interval and
+    """polm_<domain>_<variant>_<metric> for the policies stage's summary over the matrix's prompts: the speedup, its interval and
     ÷ oracle of every specdec variant, ÷ HF default for those with HF's draft (÷ HF at constant k too for fixed
     k, the same k); the median and interval of each HF variant; and pol_<domain>_sampled_<variant>_<metric>
-    for sampled runs."""
+    for sampled runs; pol_<domain>_<variant>_<metric>, the same over all the prompts of the core set's variants."""
     out = {}
     for domain in ("code", "prose"):
         for variant in (*HF_VARIANTS, *POLICY_VARIANTS):
@@ -158,17 +175,85 @@ def _policy_values() -> dict[str, Callable]:
                 if variant in SAME_K_AS_HF_CONSTANT:
                     metrics += ("over_hf_constant", "over_hf_constant_ci")
             for metric in metrics:
-                out[f"pol_{domain}_{variant}_{metric}"] = _pol(domain, variant, POLICY_METRICS[metric])
+                out[f"polm_{domain}_{variant}_{metric}"] = _pol(domain, variant, POLICY_METRICS[metric], "matrix")
+                if variant in CORE_VARIANTS and "constant" not in metric:
+                    out[f"pol_{domain}_{variant}_{metric}"] = _pol(domain, variant, POLICY_METRICS[metric])
         for metric in SAMPLED_METRICS:
             out[f"pol_{domain}_sampled_adaptive_{metric}"] = _pol(domain, "adaptive", POLICY_METRICS[metric],
                                                                    "sampled_summary")
+            out[f"pol_{domain}_sampled_best_{metric}"] = _best_drafter(domain, POLICY_METRICS[metric], "sampled_summary")
+        for metric in ("median", "ci", "over_oracle"):
+            out[f"pol_{domain}_best_{metric}"] = _best_drafter(domain, POLICY_METRICS[metric])
+        out[f"pol_{domain}_best_drafter"] = lambda a, d=domain: DRAFTER_NAMES[_best_variant(a, d)["drafter"]]
+        out[f"pol_{domain}_matrix_prompts"] = lambda a, d=domain: a["policies"]["domains"][d]["matrix_prompts"]
+        out[f"pol_{domain}_matrix_last"] = lambda a, d=domain: _matrix_rows(a, d)[-1]["prompt"]
+        out[f"pol_{domain}_skipped"] = lambda a, d=domain: _skipped(a, d)
+        for what in ("median", "ci"):
+            out[f"pol_{domain}_heldout_adaptive_over_hf_{what}"] = _heldout_ratio(domain, "adaptive", "hf_default", what)
+        for what in ("median", "ci", "prompts"):
+            out[f"pol_{domain}_heldout_adaptive_{what}"] = _heldout_ratio(domain, "adaptive", None, what)
+        for variant in ("hf_default", "fixed", "adaptive"):  # the core set's: on every prompt
+            out[f"pol_{domain}_{variant}_prompts"] = _pol(domain, variant, lambda e: e["prompts"])
     return out
 
 
-def _pol_runs_per_prompt(a):
-    """Decoding runs per prompt in the policies stage: target-only and every variant, greedy and sampled."""
-    row = a["policies"]["domains"]["code"]["rows"][0]
-    return 1 + len(row["variants"]) + 1 + len(row["sampled"]["variants"])
+# How a page names each drafter (policies stage; "int8" is the default draft model).
+DRAFTER_NAMES = {"int8": "the int8 draft model", "fp32": "the float32 draft model", "ngram": "the n-gram drafter",
+                 "hybrid": "the hybrid drafter (n-gram, else the int8 draft model)"}
+
+
+def _best_variant(a, domain: str) -> dict:
+    """The domain's best drafter (chosen by the build on the matrix's prompts): its variant entry."""
+    return a["policies"]["variants"][a["policies"]["domains"][domain]["best_drafter"]]
+
+
+def _best_drafter(domain: str, what: Callable, summary: str = "summary"):
+    return lambda a: what(a["policies"]["domains"][domain][summary][a["policies"]["domains"][domain]["best_drafter"]])
+
+
+# The prompts (by index in their set) that scripts/simulate_policies.py's design runs used (`collect --start 6
+# --count 6`): the adaptive policy was studied on them, and the core set includes them, so the page also gives
+# the medians without them.
+DESIGN_INDICES = range(6, 12)
+
+
+def _heldout_ratio(domain: str, variant: str, over: str | None, what: str):
+    """Median (what="median") or 95% interval ("ci") over the core set's prompts outside DESIGN_INDICES of the
+    variant's speedup, or of its speedup ÷ the variant `over` (same draft)."""
+    from specdec.theory import bootstrap_median_ci
+
+    def value(a):
+        d = a["policies"]["domains"][domain]
+        if any(i < DESIGN_INDICES.stop for i in d["skipped_indices"]):
+            raise ValueError("a skipped prompt shifts the design prompts' positions: match them by id")
+        rows = [r for i, r in enumerate(d["rows"]) if i not in DESIGN_INDICES and variant in r["variants"]]
+        ratios = [r["variants"][variant]["speedup"] / (r["variants"][over]["speedup"] if over else 1.0) for r in rows]
+        if what == "prompts":
+            return len(ratios)
+        if what == "median":
+            return fmt(statistics.median(ratios))
+        lo, hi = bootstrap_median_ci(ratios, seed=a["policies"]["metadata"]["seed"])
+        return f"{lo:.2f}–{hi:.2f}"
+    return value
+
+
+def _matrix_rows(a, domain: str) -> list[dict]:
+    return [r for r in a["policies"]["domains"][domain]["rows"] if r["set"] == "matrix"]
+
+
+def _skipped(a, domain: str) -> str:
+    """The set's entries passed over for having no prompt text (by index), or "none"."""
+    skipped = a["policies"]["domains"][domain]["skipped_indices"]
+    return ", ".join(f"#{i}" for i in skipped) if skipped else "none"
+
+
+def _pol_runs_per_prompt(prompt_set: str):
+    """Decoding runs per prompt of a set ("matrix" or "core") in the policies stage: target-only and every
+    variant, greedy and sampled."""
+    def value(a):
+        row = next(r for r in a["policies"]["domains"]["code"]["rows"] if r["set"] == prompt_set)
+        return 1 + len(row["variants"]) + len(row["sampled"]["variants"])
+    return value
 
 
 def _pol_same_output(a):
@@ -179,7 +264,7 @@ def _pol_same_output(a):
 
 def _hf_same_output(a):
     runs = [r["variants"][h]["same_output"] for d in a["policies"]["domains"].values() for r in d["rows"]
-            for h in HF_VARIANTS]
+            for h in HF_VARIANTS if h in r["variants"]]
     return f"{sum(runs)} of {len(runs)}"
 
 
@@ -242,7 +327,8 @@ VALUES: dict[str, Callable] = {
     # choosing k: the policies stage on public prompts
     "pol_tokens": lambda a: a["policies"]["new_tokens"],
     "pol_fixed_k": lambda a: a["policies"]["variants"]["fixed"]["k"],
-    "pol_runs_per_prompt": _pol_runs_per_prompt,
+    "pol_runs_per_matrix_prompt": _pol_runs_per_prompt("matrix"),
+    "pol_runs_per_core_prompt": _pol_runs_per_prompt("core"),
     "pol_sampled_temperature": lambda a: a["policies"]["sampled_temperature"],
     "pol_sweep_prompts": lambda a: ", ".join(_sweep("code", "greedy")(a)["prompts"] + _sweep("prose", "greedy")(a)["prompts"]),
     "pol_code_prompts": lambda a: len(a["policies"]["domains"]["code"]["rows"]),
