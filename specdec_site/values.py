@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from .contract import ARTIFACTS
 from .figures import pick, predicted_from_tpp
-from .policies_stage import HF_VARIANTS, SAME_DRAFT_AS_HF, VARIANTS, summarize
+from .policies_stage import CORE_HF, CORE_SPECDEC, HF_VARIANTS, SAME_DRAFT_AS_HF, VARIANTS, summarize
 
 
 def fmt(x, digits: int = 2) -> str:
@@ -155,7 +155,7 @@ POLICY_METRICS = {
 
 SAME_K_AS_HF_CONSTANT = ("fixed", "fixed_fp32")  # specdec variants also divided by HF at constant k (same draft, same k)
 SAMPLED_METRICS = ("median", "ci", "over_oracle")
-CORE_VARIANTS = ("hf_default", "fixed", "adaptive")  # run on every prompt: pol_ values (polm_: the matrix's prompts)
+CORE_VARIANTS = (*CORE_HF, *CORE_SPECDEC)  # run on every prompt: pol_ values (polm_: the matrix's prompts)
 
 
 def _policy_values() -> dict[str, Callable]:
@@ -192,7 +192,7 @@ def _policy_values() -> dict[str, Callable]:
             out[f"pol_{domain}_heldout_adaptive_over_hf_{what}"] = _heldout_ratio(domain, "adaptive", "hf_default", what)
         for what in ("median", "ci", "prompts"):
             out[f"pol_{domain}_heldout_adaptive_{what}"] = _heldout_ratio(domain, "adaptive", None, what)
-        for variant in ("hf_default", "fixed", "adaptive"):  # the core set's: on every prompt
+        for variant in CORE_VARIANTS:
             out[f"pol_{domain}_{variant}_prompts"] = _pol(domain, variant, lambda e: e["prompts"])
     return out
 
@@ -208,7 +208,7 @@ def _best_variant(a, domain: str) -> dict:
 
 
 def _best_drafter(domain: str, what: Callable, summary: str = "summary"):
-    return lambda a: what(a["policies"]["domains"][domain][summary][a["policies"]["domains"][domain]["best_drafter"]])
+    return lambda a: what(_summary(a, domain, summary)[a["policies"]["domains"][domain]["best_drafter"]])
 
 
 # The prompts (by index in their set) that scripts/simulate_policies.py's design runs used (`collect --start 6
