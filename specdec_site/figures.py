@@ -256,8 +256,8 @@ def fig_choosing_k(a) -> go.Figure:
         fig.add_scatter(x=labels, y=oracle, mode="markers", name=f"oracle bound: {domain}",
                         marker={"color": PALETTE[domain], "symbol": "line-ew-open", "size": 26, "line": {"width": 3}})
     fig.add_hline(y=1, line={"color": "gray", "width": 1})
-    fig.update_layout(**layout("Speedup over target-only by draft-length policy (median over the · N prompts, 95% bootstrap CI)",
-                               "", "speedup ×", barmode="group"))
+    fig.update_layout(**layout("Speedup over target-only by draft-length policy: median over the N prompts "
+                               "that ran it (label · N), 95% bootstrap CI", "", "speedup ×", barmode="group"))
     return fig
 
 

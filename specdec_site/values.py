@@ -123,18 +123,11 @@ def _pol(domain: str, variant: str, what: Callable, summary: str = "summary"):
     return lambda a: what(_summary(a, domain, summary)[variant])
 
 
-_MATRIX_SUMMARIES: dict = {}  # id(domain dict) -> (the dict, its matrix summary): computed once per build
-
-
 def _summary(a, domain: str, which: str) -> dict:
-    d = a["policies"]["domains"][domain]
-    if which != "matrix":
-        return d[which]
-    kept = _MATRIX_SUMMARIES.get(id(d))
-    if kept is None or kept[0] is not d:
-        # the same function and seed as the stage's own summaries, over the rows of the matrix's prompts
-        kept = _MATRIX_SUMMARIES[id(d)] = (d, summarize(_matrix_rows(a, domain), a["policies"]["metadata"]["seed"]))
-    return kept[1]
+    """The stage's own "summary" or "sampled_summary" of a domain, or compute_values' "matrix" one."""
+    if which == "matrix":
+        return a.matrix_summaries[domain]
+    return a["policies"]["domains"][domain][which]
 
 
 def _ci(entry) -> str:
@@ -368,5 +361,16 @@ VALUES: dict[str, Callable] = {
 }
 
 
+class _Artifacts(dict):
+    """The artifacts (stage name -> its JSON), plus what compute_values derives from them once."""
+
+    matrix_summaries: dict  # domain -> the policies stage's summary over the matrix's prompts only
+
+
 def compute_values(artifacts: dict) -> dict:
-    return {name: fn(artifacts) for name, fn in VALUES.items()}
+    a = _Artifacts(artifacts)
+    # The same function and seed as the stage's own summaries, over the matrix's rows: each row of the matrix
+    # table then covers the same prompts.
+    seed = a["policies"]["metadata"]["seed"]
+    a.matrix_summaries = {domain: summarize(_matrix_rows(a, domain), seed) for domain in a["policies"]["domains"]}
+    return {name: fn(a) for name, fn in VALUES.items()}
