@@ -11,6 +11,9 @@ timings), with the oracle (eq. 13) as the ceiling. No timing noise: two policies
     python scripts/simulate_policies.py replay /tmp/chains.json                               # seconds
 
 Use prompts the benchmark does not use (the policies stage uses the first 6 of each set) to design on.
+`replay` also prints two bounds on measured / oracle: the best rule that sees only the draft's confidence, its
+calibration and threshold fitted in hindsight on the prompts it is scored on, and the cap of a rule that drafts
+the accepted run plus the rejected token.
 """
 
 from __future__ import annotations
@@ -122,6 +125,75 @@ def oracle_one(chains: list[dict], cost: tuple) -> float:
     return oracle_seconds(oracle_steps(agree), d, lambda k: a + b * k)  # eq. (13) at the verify line a + b k
 
 
+def oracle_plus_one(chains: list[dict], cost: tuple, k: int) -> float:
+    """Seconds of a stop rule that never stops early and stops right after the first rejected draft: the
+    accepted run plus the rejected token (at most k). A causal rule sees a draft's confidence only once it has
+    drafted it, so it avoids the rejected draft only by predicting the rejection from earlier drafts; this cap
+    is what it reaches when it cannot, and never stops too early."""
+    d, a, b = cost
+    n, t, seconds = len(chains), 0, 0.0
+    while t < n:
+        accepted = chains[t]["accepted"]
+        drafted = min(k, n - t - 1, accepted + 1)
+        seconds += drafted * d + a + b * drafted
+        t += min(drafted, accepted) + 1
+    return seconds
+
+
+class HindsightCalibration:
+    """P(accepted | reached, confidence bin) fitted on ALL the chains given, the ones it is then scored on:
+    no causal policy knows it, so a rule that uses it is an optimistic bound for confidence-only rules."""
+
+    def __init__(self, prompts: list[dict], bins: int = 40):
+        self.bins, counts = bins, [[0, 0] for _ in range(bins)]
+        for p in prompts:
+            for chain in p["chains"]:
+                for i, confidence in enumerate(chain["confidences"][: chain["accepted"] + 1]):
+                    counts[self.bin(confidence)][0] += 1
+                    counts[self.bin(confidence)][1] += i < chain["accepted"]
+        self.p = [(accepted + 0.5) / (tried + 1) for tried, accepted in counts]
+
+    def bin(self, confidence: float) -> int:
+        return min(self.bins - 1, max(0, int(confidence * self.bins)))
+
+    def __call__(self, confidence: float) -> float:
+        return self.p[self.bin(confidence)]
+
+
+def hindsight_policy(calibration: HindsightCalibration, k: int, tau: float):
+    """Draft on while the calibrated P(every draft so far accepted) stays >= tau."""
+    from specdec.policies import DraftPolicy
+
+    class Hindsight(DraftPolicy):
+        name = "hindsight"
+
+        def budget(self):
+            self.survival = 1.0
+            return self.k
+
+        def keep_drafting(self, n_drafted, confidence, source):
+            self.survival *= calibration(confidence)
+            return self.survival >= tau
+
+    return Hindsight(k)
+
+
+TAUS = tuple(t / 20 for t in range(1, 20))  # the survival thresholds the hindsight bound tries
+
+
+def hindsight_bound(prompts: list[dict], cost: tuple, k: int) -> tuple[float, float]:
+    """(median over prompts of oracle / seconds, tau) of the best survival threshold, both the calibration and
+    tau chosen on the prompts it is scored on: what a stop rule that sees only the draft's confidence could
+    reach at most, short of a better signal."""
+    calibration = HindsightCalibration(prompts)
+
+    def score(tau):
+        return statistics.median(oracle_one(p["chains"], cost) / replay_one(p["chains"],
+                                 hindsight_policy(calibration, k, tau), cost)[0] for p in prompts)
+
+    return max((score(tau), tau) for tau in TAUS)
+
+
 def study() -> dict:
     """name -> factory(k): variants of the adaptive rule under study. Two choices, each one way in the
     library's AdaptivePolicy (eqs. 10-11 of the math page):
@@ -177,22 +249,30 @@ def candidates(k: int) -> dict:
 
 def replay(args) -> None:
     data = json.loads(Path(args.chains).read_text())
-    policies = candidates(args.k or data["k"])
-    table = {}
+    k = args.k or data["k"]
+    policies = candidates(k)
+    table, bounds = {}, {}
     for domain in sorted({p["domain"] for p in data["prompts"]}):
         cost = costs(domain)
+        prompts = [p for p in data["prompts"] if p["domain"] == domain]
         for name, factory in policies.items():
             ratios, rates = [], []
-            for p in (p for p in data["prompts"] if p["domain"] == domain):
+            for p in prompts:
                 seconds, steps = replay_one(p["chains"], factory(), cost)
                 ratios.append(oracle_one(p["chains"], cost) / seconds)
                 # over target-only at one verify pass (a) per token: the decoding steps only, no prefill
                 rates.append(len(p["chains"]) * cost[1] / seconds)
             table.setdefault(name, {})[domain] = (statistics.median(rates), statistics.median(ratios))
+        cap = statistics.median(oracle_one(p["chains"], cost) / oracle_plus_one(p["chains"], cost, k) for p in prompts)
+        bounds[domain] = (*hindsight_bound(prompts, cost, k), cap)
     domains = sorted({d for row in table.values() for d in row})
     print(f"{'policy':<24}" + "".join(f"{d + ' speedup':>16}{d + ' /oracle':>16}" for d in domains))
     for name, row in table.items():
         print(f"{name:<24}" + "".join(f"{row[d][0]:>16.3f}{row[d][1]:>16.3f}" for d in domains))
+    print("\n/oracle bounds (medians over the same prompts):")
+    for d, (bound, tau, cap) in bounds.items():
+        print(f"  {d}: best confidence-only rule in hindsight {bound:.3f} (survival >= {tau:.2f}, calibration and tau "
+              f"fitted on these prompts); drafting the accepted run plus the rejected token (structural cap) {cap:.3f}")
 
 
 def main(argv=None) -> None:

@@ -59,3 +59,25 @@ def test_no_policy_beats_the_oracle(pair):
         seconds, steps = sim.replay_one(chains, factory(), cost)
         assert seconds >= oracle - 1e-9, name
         assert sum(a + 1 for _, a in steps) >= N_NEW  # every token emitted (the last step may end past none)
+
+
+def test_oracle_plus_one_pays_one_rejected_draft_per_step():
+    # agreements T T F F T T: accepted runs from each start 2 1 0 0 2 1 (chains of at most n - t tokens)
+    chains = [{"confidences": [0.9] * n, "accepted": a} for n, a in zip((6, 5, 4, 3, 2, 1), (2, 1, 0, 0, 2, 1))]
+    d, a, b = cost = (0.1, 1.0, 0.02)
+    # oracle steps (eq. 13): 2, 0, 1 drafts; plus one: 3 (2 accepted + the rejected), 1 (the rejected), 1 (the end)
+    assert sim.oracle_one(chains, cost) == pytest.approx(3 * d + 3 * a + 3 * b)
+    assert sim.oracle_plus_one(chains, cost, k=16) == pytest.approx(5 * d + 3 * a + 5 * b)
+    assert sim.oracle_plus_one(chains, cost, k=1) == pytest.approx(4 * d + 4 * a + 4 * b)  # capped: one more step
+
+
+def test_hindsight_bound_is_a_replayable_rule_below_the_oracle(pair):
+    target, draft = pair
+    prompts = [{"chains": sim.record_chains(target, draft, torch.tensor(ids), N_NEW, K)} for ids in ([3, 3, 4], [1, 5, 2])]
+    cost = (0.15, 1.0, 0.03)
+    bound, tau = sim.hindsight_bound(prompts, cost, K)
+    assert tau in sim.TAUS and 0 < bound <= 1 + 1e-9
+    calibration = sim.HindsightCalibration(prompts)
+    ratios = [sim.oracle_one(p["chains"], cost) / sim.replay_one(p["chains"], sim.hindsight_policy(calibration, K, tau),
+                                                                 cost)[0] for p in prompts]
+    assert bound == pytest.approx(sorted(ratios)[0] / 2 + sorted(ratios)[1] / 2)  # the median of the two prompts
