@@ -187,6 +187,8 @@ def _policy_values() -> dict[str, Callable]:
             out[f"pol_{domain}_heldout_adaptive_{what}"] = _heldout_ratio(domain, "adaptive", None, what)
         for variant in CORE_VARIANTS:
             out[f"pol_{domain}_{variant}_prompts"] = _pol(domain, variant, lambda e: e["prompts"])
+        for what in ("median", "ci", "past_cap"):
+            out[f"pol_{domain}_adaptive_capped_oracle_{what}"] = _capped(domain, "adaptive", what)
     return out
 
 
@@ -223,6 +225,53 @@ def _heldout_ratio(domain: str, variant: str, over: str | None, what: str):
         ratios = [r["variants"][variant]["speedup"] / (r["variants"][over]["speedup"] if over else 1.0) for r in rows]
         if what == "prompts":
             return len(ratios)
+        if what == "median":
+            return fmt(statistics.median(ratios))
+        lo, hi = bootstrap_median_ci(ratios, seed=a["policies"]["metadata"]["seed"])
+        return f"{lo:.2f}–{hi:.2f}"
+    return value
+
+
+def split_at_cap(lengths: list[int], k: int) -> list[int]:
+    """The oracle's steps (eq. 13) held to at most k drafts each (eq. 14): a run of L agreed drafts and the
+    target's own token, L + 1 tokens, takes ceil((L + 1) / (k + 1)) steps of k drafts but the last."""
+    out = []
+    for length in lengths:
+        n_steps = -(-(length + 1) // (k + 1))
+        out += [k] * (n_steps - 1) + [length - (n_steps - 1) * (k + 1)]
+    return out
+
+
+def over_capped_oracle(run: dict, k: int) -> float:
+    """A recorded run's measured ÷ oracle time with the oracle held to the run's cap k: the stage's oracle
+    time with its steps (eq. 13) re-costed as split_at_cap's, at the same recorded costs."""
+    from specdec.theory import oracle_seconds
+
+    o = run["oracle"]
+    if o["verify_intercept"] is None:  # no step after the prefill: nothing was re-costed
+        return o["seconds"] / run["seconds"]
+
+    def verify(n):
+        return o["verify_intercept"] + o["verify_slope"] * n
+
+    d = o["draft_seconds_per_token"]
+    capped = (o["seconds"] - oracle_seconds(o["lengths"], d, verify)
+              + oracle_seconds(split_at_cap(o["lengths"], k), d, verify))
+    return capped / run["seconds"]
+
+
+def _capped(domain: str, variant: str, what: str):
+    """Over the core set's prompts, for a specdec variant: the median or 95% interval of measured ÷ the oracle
+    held to its cap, or how many of the oracle's steps draft more than the cap ("past_cap": "n of the N")."""
+    from specdec.theory import bootstrap_median_ci
+
+    def value(a):
+        k = a["policies"]["variants"][variant]["k"]
+        runs = [r["variants"][variant] for r in a["policies"]["domains"][domain]["rows"] if variant in r["variants"]]
+        if what == "past_cap":
+            lengths = [n for run in runs for n in run["oracle"]["lengths"]]
+            return f"{sum(n > k for n in lengths)} of the {len(lengths)}"
+        ratios = [over_capped_oracle(run, k) for run in runs]
         if what == "median":
             return fmt(statistics.median(ratios))
         lo, hi = bootstrap_median_ci(ratios, seed=a["policies"]["metadata"]["seed"])
@@ -320,6 +369,10 @@ VALUES: dict[str, Callable] = {
     # choosing k: the policies stage on public prompts
     "pol_tokens": lambda a: a["policies"]["new_tokens"],
     "pol_fixed_k": lambda a: a["policies"]["variants"]["fixed"]["k"],
+    "pol_adaptive_k": lambda a: a["policies"]["variants"]["adaptive"]["k"],
+    # median wall time of one greedy target-only run, over every prompt of the policies stage
+    "pol_target_seconds": lambda a: fmt(statistics.median(r["target_seconds"] for d in a["policies"]["domains"].values()
+                                                          for r in d["rows"]), 0),
     "pol_runs_per_matrix_prompt": _pol_runs_per_prompt("matrix"),
     "pol_runs_per_core_prompt": _pol_runs_per_prompt("core"),
     "pol_sampled_temperature": lambda a: a["policies"]["sampled_temperature"],
