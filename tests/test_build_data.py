@@ -220,8 +220,9 @@ def test_split_at_cap_keeps_every_token_in_the_fewest_steps():
 
 def test_capped_oracle_recosts_the_stages_oracle_and_backs_the_benchmark_page():
     """values.over_capped_oracle re-costs the stage's oracle at its recorded costs: with a cap no oracle step
-    reaches, it gives back the stage's own measured ÷ oracle. The page's reading of it: on code the cap of the
-    adaptive policy is part of the gap to the oracle, on prose it is not."""
+    reaches, it gives back the stage's own measured ÷ oracle. The page's reading of it: the adaptive policy's
+    cap accounts for some of its gap to the oracle on code and almost none on prose; most of it, in both, is
+    the stop rule (measured falls further below the capped oracle than the capped oracle below the oracle)."""
     from specdec_site.values import over_capped_oracle
 
     data = json.loads((ROOT / "docs" / "data" / "cpu" / "policies.json").read_text())
@@ -232,8 +233,9 @@ def test_capped_oracle_recosts_the_stages_oracle_and_backs_the_benchmark_page():
             assert over_capped_oracle(run, 10**6) == pytest.approx(run["measured_over_oracle"], rel=1e-9)
             assert run["measured_over_oracle"] <= over_capped_oracle(run, 16) + 1e-12  # a cap only slows the oracle
         k = data["variants"]["adaptive"]["k"]
-        gain[name] = (statistics.median(over_capped_oracle(run, k) for run in runs)
-                      - statistics.median(run["measured_over_oracle"] for run in runs))
+        capped = statistics.median(over_capped_oracle(run, k) for run in runs)
+        gain[name] = capped - statistics.median(run["measured_over_oracle"] for run in runs)
+        assert 1 - capped > gain[name], (name, capped, gain[name])
     assert gain["code"] > 0.03 and gain["prose"] < 0.02, gain
 
 
