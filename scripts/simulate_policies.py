@@ -140,27 +140,21 @@ def oracle_plus_one(chains: list[dict], cost: tuple, k: int) -> float:
     return seconds
 
 
-class HindsightCalibration:
-    """P(accepted | reached, confidence bin) fitted on ALL the chains given, the ones it is then scored on:
-    no causal policy knows it, so a rule that uses it is an optimistic bound for confidence-only rules."""
+def hindsight_calibration(prompts: list[dict], bins: int = 40):
+    """The adaptive policy's own calibration, P(accepted | reached, confidence bin), fed every reached draft of
+    ALL the chains given, the ones it is then scored on: no causal policy knows it, so a rule that uses it is
+    an optimistic bound for confidence-only rules."""
+    from specdec.policies import _Calibration
 
-    def __init__(self, prompts: list[dict], bins: int = 40):
-        self.bins, counts = bins, [[0, 0] for _ in range(bins)]
-        for p in prompts:
-            for chain in p["chains"]:
-                for i, confidence in enumerate(chain["confidences"][: chain["accepted"] + 1]):
-                    counts[self.bin(confidence)][0] += 1
-                    counts[self.bin(confidence)][1] += i < chain["accepted"]
-        self.p = [(accepted + 0.5) / (tried + 1) for tried, accepted in counts]
-
-    def bin(self, confidence: float) -> int:
-        return min(self.bins - 1, max(0, int(confidence * self.bins)))
-
-    def __call__(self, confidence: float) -> float:
-        return self.p[self.bin(confidence)]
+    calibration = _Calibration(bins=bins)
+    for p in prompts:
+        for chain in p["chains"]:
+            for i, confidence in enumerate(chain["confidences"][: chain["accepted"] + 1]):
+                calibration.add(confidence, i < chain["accepted"])
+    return calibration
 
 
-def hindsight_policy(calibration: HindsightCalibration, k: int, tau: float):
+def hindsight_policy(calibration, k: int, tau: float):
     """Draft on while the calibrated P(every draft so far accepted) stays >= tau."""
     from specdec.policies import DraftPolicy
 
@@ -181,15 +175,15 @@ def hindsight_policy(calibration: HindsightCalibration, k: int, tau: float):
 TAUS = tuple(t / 20 for t in range(1, 20))  # the survival thresholds the hindsight bound tries
 
 
-def hindsight_bound(prompts: list[dict], cost: tuple, k: int) -> tuple[float, float]:
+def hindsight_bound(prompts: list[dict], oracles: list[float], cost: tuple, k: int) -> tuple[float, float]:
     """(median over prompts of oracle / seconds, tau) of the best survival threshold, both the calibration and
     tau chosen on the prompts it is scored on: what a stop rule that sees only the draft's confidence could
-    reach at most, short of a better signal."""
-    calibration = HindsightCalibration(prompts)
+    reach at most, short of a better signal. oracles: oracle_one of each prompt."""
+    calibration = hindsight_calibration(prompts)
 
     def score(tau):
-        return statistics.median(oracle_one(p["chains"], cost) / replay_one(p["chains"],
-                                 hindsight_policy(calibration, k, tau), cost)[0] for p in prompts)
+        return statistics.median(oracle / replay_one(p["chains"], hindsight_policy(calibration, k, tau), cost)[0]
+                                 for p, oracle in zip(prompts, oracles))
 
     return max((score(tau), tau) for tau in TAUS)
 
@@ -255,16 +249,17 @@ def replay(args) -> None:
     for domain in sorted({p["domain"] for p in data["prompts"]}):
         cost = costs(domain)
         prompts = [p for p in data["prompts"] if p["domain"] == domain]
+        oracles = [oracle_one(p["chains"], cost) for p in prompts]
         for name, factory in policies.items():
             ratios, rates = [], []
-            for p in prompts:
+            for p, oracle in zip(prompts, oracles):
                 seconds, steps = replay_one(p["chains"], factory(), cost)
-                ratios.append(oracle_one(p["chains"], cost) / seconds)
+                ratios.append(oracle / seconds)
                 # over target-only at one verify pass (a) per token: the decoding steps only, no prefill
                 rates.append(len(p["chains"]) * cost[1] / seconds)
             table.setdefault(name, {})[domain] = (statistics.median(rates), statistics.median(ratios))
-        cap = statistics.median(oracle_one(p["chains"], cost) / oracle_plus_one(p["chains"], cost, k) for p in prompts)
-        bounds[domain] = (*hindsight_bound(prompts, cost, k), cap)
+        cap = statistics.median(oracle / oracle_plus_one(p["chains"], cost, k) for p, oracle in zip(prompts, oracles))
+        bounds[domain] = (*hindsight_bound(prompts, oracles, cost, k), cap)
     domains = sorted({d for row in table.values() for d in row})
     print(f"{'policy':<24}" + "".join(f"{d + ' speedup':>16}{d + ' /oracle':>16}" for d in domains))
     for name, row in table.items():

@@ -134,6 +134,16 @@ def _ci(entry) -> str:
     return f"{entry['ci95'][0]:.2f}–{entry['ci95'][1]:.2f}"
 
 
+def _median_or_ci(a, values: list[float], what: str) -> str:
+    """The median of per-prompt values (what="median") or its bootstrap 95% interval ("ci"), with the policies
+    stage's seed, formatted as the stage's own summaries are."""
+    from specdec.theory import bootstrap_median_ci
+
+    if what == "median":
+        return fmt(statistics.median(values))
+    return _ci({"ci95": bootstrap_median_ci(values, seed=a["policies"]["metadata"]["seed"])})
+
+
 POLICY_VARIANTS = tuple(VARIANTS)  # specdec's variants in the policies stage
 POLICY_METRICS = {
     "median": lambda e: fmt(e["median"]),  # speedup over target-only, median over the prompts
@@ -215,7 +225,6 @@ DESIGN_INDICES = range(6, 12)
 def _heldout_ratio(domain: str, variant: str, over: str | None, what: str):
     """Median (what="median") or 95% interval ("ci") over the core set's prompts outside DESIGN_INDICES of the
     variant's speedup, or of its speedup ÷ the variant `over` (same draft)."""
-    from specdec.theory import bootstrap_median_ci
 
     def value(a):
         d = a["policies"]["domains"][domain]
@@ -223,12 +232,7 @@ def _heldout_ratio(domain: str, variant: str, over: str | None, what: str):
             raise ValueError("a skipped prompt shifts the design prompts' positions: match them by id")
         rows = [r for i, r in enumerate(d["rows"]) if i not in DESIGN_INDICES and variant in r["variants"]]
         ratios = [r["variants"][variant]["speedup"] / (r["variants"][over]["speedup"] if over else 1.0) for r in rows]
-        if what == "prompts":
-            return len(ratios)
-        if what == "median":
-            return fmt(statistics.median(ratios))
-        lo, hi = bootstrap_median_ci(ratios, seed=a["policies"]["metadata"]["seed"])
-        return f"{lo:.2f}–{hi:.2f}"
+        return len(ratios) if what == "prompts" else _median_or_ci(a, ratios, what)
     return value
 
 
@@ -263,7 +267,6 @@ def over_capped_oracle(run: dict, k: int) -> float:
 def _capped(domain: str, variant: str, what: str):
     """Over the core set's prompts, for a specdec variant: the median or 95% interval of measured ÷ the oracle
     held to its cap, or how many of the oracle's steps draft more than the cap ("past_cap": "n of the N")."""
-    from specdec.theory import bootstrap_median_ci
 
     def value(a):
         k = a["policies"]["variants"][variant]["k"]
@@ -271,11 +274,7 @@ def _capped(domain: str, variant: str, what: str):
         if what == "past_cap":
             lengths = [n for run in runs for n in run["oracle"]["lengths"]]
             return f"{sum(n > k for n in lengths)} of the {len(lengths)}"
-        ratios = [over_capped_oracle(run, k) for run in runs]
-        if what == "median":
-            return fmt(statistics.median(ratios))
-        lo, hi = bootstrap_median_ci(ratios, seed=a["policies"]["metadata"]["seed"])
-        return f"{lo:.2f}–{hi:.2f}"
+        return _median_or_ci(a, [over_capped_oracle(run, k) for run in runs], what)
     return value
 
 

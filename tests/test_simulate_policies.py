@@ -75,9 +75,9 @@ def test_hindsight_bound_is_a_replayable_rule_below_the_oracle(pair):
     target, draft = pair
     prompts = [{"chains": sim.record_chains(target, draft, torch.tensor(ids), N_NEW, K)} for ids in ([3, 3, 4], [1, 5, 2])]
     cost = (0.15, 1.0, 0.03)
-    bound, tau = sim.hindsight_bound(prompts, cost, K)
+    bound, tau = sim.hindsight_bound(prompts, [sim.oracle_one(p["chains"], cost) for p in prompts], cost, K)
     assert tau in sim.TAUS and 0 < bound <= 1 + 1e-9
-    calibration = sim.HindsightCalibration(prompts)
+    calibration = sim.hindsight_calibration(prompts)
     ratios = [sim.oracle_one(p["chains"], cost) / sim.replay_one(p["chains"], sim.hindsight_policy(calibration, K, tau),
                                                                  cost)[0] for p in prompts]
     assert bound == pytest.approx(sorted(ratios)[0] / 2 + sorted(ratios)[1] / 2)  # the median of the two prompts
