@@ -244,6 +244,9 @@ def candidates(k: int) -> dict:
 def replay(args) -> None:
     data = json.loads(Path(args.chains).read_text())
     k = args.k or data["k"]
+    if not 1 <= k <= data["k"]:
+        sys.exit(f"--k {k}: the chains in {args.chains} were recorded with up to {data['k']} drafts "
+                 f"(collect --k {k} records longer ones)")
     policies = candidates(k)
     table, bounds = {}, {}
     for domain in sorted({p["domain"] for p in data["prompts"]}):

@@ -81,3 +81,11 @@ def test_hindsight_bound_is_a_replayable_rule_below_the_oracle(pair):
     ratios = [sim.oracle_one(p["chains"], cost) / sim.replay_one(p["chains"], sim.hindsight_policy(calibration, K, tau),
                                                                  cost)[0] for p in prompts]
     assert bound == pytest.approx(sorted(ratios)[0] / 2 + sorted(ratios)[1] / 2)  # the median of the two prompts
+
+
+def test_replay_refuses_a_cap_beyond_the_recorded_chains(tmp_path):
+    chains = tmp_path / "chains.json"
+    chains.write_text('{"k": 4, "tokens": 2, "prompts": []}')
+    for k in ("5", "-1"):
+        with pytest.raises(SystemExit, match="recorded with up to 4 drafts"):
+            sim.main(["replay", str(chains), "--k", k])
