@@ -57,21 +57,25 @@ def summarize_spec(times, traces, base_times, base_per_token, n_tokens, k) -> di
         "predicted_speedup": leviathan_speedup(alpha, k, c),
         "predicted_speedup_with_verify_cost": leviathan_speedup(alpha, k, c, verify_cost),
         "expected_tokens_per_pass": expected_tokens_per_pass(alpha, k),
+        # per rep, the drafts each step accepted: two stages that decode the same prompt greedily with the same k
+        # must record the same steps (tests/test_build_data.py checks it against the policies stage)
+        "n_accepted_per_step": [[s.n_accepted for s in t.steps] for t in traces],
     }
 
 
 def sweep(ctx, cfg, domain: str, mode: str) -> dict:
     """k = 1..K against target-only, interleaved rep by rep; each rep uses the next public prompt of the domain."""
-    tok, sampling = ctx.target.tokenizer, cfg.modes[mode]
+    tok, sampling, reps = ctx.target.tokenizer, cfg.modes[mode], cfg.reps[mode]
     prompts = public_prompts(domain, cfg.policy_prompt_start, cfg.sweep_prompts[domain])
+    prompts = [prompts[rep % len(prompts)] for rep in range(reps)]  # the prompt of each rep
     n = cfg.sweep_tokens
     base_times, first_times, per_k = [], [], {k: ([], []) for k in cfg.sweep_ks}
     greedy_equal = []
     warm = encode(tok, prompts[0], ctx.device)
     ctx.run_target(warm, 4, sampling, 0)  # warm-up: allocator, kernels, caches
     ctx.run_spec(ctx.default_draft, warm, 4, 2, sampling, 0, record=False)
-    for rep in ctx.tqdm(range(cfg.reps), desc=f"sweep {domain}/{mode}", unit="rep", leave=False):
-        ids = encode(tok, prompts[rep % len(prompts)], ctx.device)
+    for rep in ctx.tqdm(range(reps), desc=f"sweep {domain}/{mode}", unit="rep", leave=False):
+        ids = encode(tok, prompts[rep], ctx.device)
         seed = ctx.seed + rep
         seconds, reference = ctx.run_target(ids, n, sampling, seed)
         base_times.append(seconds)

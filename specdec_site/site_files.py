@@ -38,8 +38,10 @@ def load_artifacts(data_dir: Path) -> dict:
 
 # What every artifact must share: the build reruns only the stages whose code or settings changed (freshness.py),
 # and a page that quotes one device, one set of versions and one pair of models must be true of every number on it.
-ENVIRONMENT = ("models", "versions", "device.type", "device.name", "device.threads", "dtype", "kernels", "seed",
-               "draft_variant", "schema_version")
+# The platform too: two hosts that both report "AMD EPYC (2 cores)" timed the target 1.7 to 2.7 times apart and
+# rounded the draft's near-ties differently, so speedups and steps from the two do not mix.
+ENVIRONMENT = ("models", "versions", "device.type", "device.name", "device.threads", "device.platform", "dtype",
+               "kernels", "seed", "draft_variant", "schema_version")
 
 
 def check_one_environment(artifacts: dict) -> None:

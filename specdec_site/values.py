@@ -106,7 +106,33 @@ def _stage_values() -> dict:
         out[f"built_{stage}"] = lambda a, s=stage: a[s]["metadata"]["date"][:16].replace("T", " ") + " UTC"
         out[f"code_{stage}"] = _stage_code(stage)
         out[f"minutes_{stage}"] = lambda a, s=stage: fmt(a[s]["metadata"]["seconds"] / 60, 1)
+        out[f"platform_{stage}"] = lambda a, s=stage: a[s]["metadata"]["device"]["platform"]
     return out
+
+
+def same_greedy_steps(benchmark: dict, policies: dict) -> list[tuple[str, str, bool]]:
+    """(domain, prompt, same steps?) for every prompt that both the benchmark stage's greedy sweep (at the k of the
+    policies stage's fixed variant) and that variant decoded, with the same number of new tokens. Both decode the
+    target's greedy output with the same draft object; the steps they record, accepted draft for accepted draft,
+    can differ only by the floating-point rounding of the machines that ran them."""
+    k, out = policies["variants"]["fixed"]["k"], []
+    for sweep in benchmark["sweeps"]:
+        at_k = next((r for r in sweep["spec"] if r["k"] == k), None)
+        if sweep["mode"] != "greedy" or sweep["new_tokens"] != policies["new_tokens"] or at_k is None:
+            continue
+        rows = {r["prompt"]: r for r in policies["domains"][sweep["domain"]]["rows"]}
+        for prompt, accepted in zip(sweep["prompts"], at_k["n_accepted_per_step"]):
+            if prompt in rows:
+                out.append((sweep["domain"], prompt,
+                            accepted == [s["n_accepted"] for s in rows[prompt]["variants"]["fixed"]["steps"]]))
+    if not out:
+        raise ValueError("the benchmark and policies artifacts decode no prompt alike (k, tokens or prompts differ)")
+    return out
+
+
+def _same_steps(a) -> str:
+    same = same_greedy_steps(a["benchmark"], a["policies"])
+    return f"{sum(s for _, _, s in same)} of {len(same)}"
 
 
 def _fixed_trace_k(a):
@@ -193,6 +219,8 @@ def _policy_values() -> dict[str, Callable]:
         out[f"pol_{domain}_skipped"] = lambda a, d=domain: _skipped(a, d)
         for what in ("median", "ci"):
             out[f"pol_{domain}_heldout_adaptive_over_hf_{what}"] = _heldout_ratio(domain, "adaptive", "hf_default", what)
+        for what in ("median", "ci"):
+            out[f"pol_{domain}_adaptive_over_fixed_{what}"] = _core_ratio(domain, "adaptive", "fixed", what)
         for what in ("median", "ci", "prompts"):
             out[f"pol_{domain}_heldout_adaptive_{what}"] = _heldout_ratio(domain, "adaptive", None, what)
         for variant in CORE_VARIANTS:
@@ -233,6 +261,16 @@ def _heldout_ratio(domain: str, variant: str, over: str | None, what: str):
         rows = [r for i, r in enumerate(d["rows"]) if i not in DESIGN_INDICES and variant in r["variants"]]
         ratios = [r["variants"][variant]["speedup"] / (r["variants"][over]["speedup"] if over else 1.0) for r in rows]
         return len(ratios) if what == "prompts" else _median_or_ci(a, ratios, what)
+    return value
+
+
+def _core_ratio(domain: str, variant: str, over: str, what: str):
+    """Median or 95% interval over every core prompt of the variant's speedup ÷ the variant `over`'s (same prompt,
+    same target-only run)."""
+
+    def value(a):
+        rows = [r for r in a["policies"]["domains"][domain]["rows"] if {variant, over} <= r["variants"].keys()]
+        return _median_or_ci(a, [r["variants"][variant]["speedup"] / r["variants"][over]["speedup"] for r in rows], what)
     return value
 
 
@@ -331,9 +369,11 @@ VALUES: dict[str, Callable] = {
     "draft_variant": lambda a: a["benchmark"]["draft_variant"],
     "build_minutes": _build_minutes,
     # the k sweep
-    "reps": lambda a: len(a["benchmark"]["sweeps"][0]["target_only"]["seconds"]["values"]),
+    "sweep_reps_greedy": lambda a: len(_sweep("code", "greedy")(a)["prompts"]),
+    "sweep_reps_sampled": lambda a: len(_sweep("code", "sampled")(a)["prompts"]),
     "sweep_tokens": lambda a: a["benchmark"]["sweeps"][0]["new_tokens"],
     "sweep_k_range": _sweep_k_range,
+    "repro_same_steps": _same_steps,
     "sampled_temperature": lambda a: _sweep("code", "sampled")(a)["sampling"]["temperature"],
     "code_greedy_best_k": _best("code", "greedy", lambda r: r["k"]),
     "code_greedy_best_speedup": _best("code", "greedy", _speedup),

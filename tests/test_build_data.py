@@ -135,6 +135,9 @@ def test_quick_run_end_to_end_is_valid_and_resumable(tmp_path):
         for row in domain["rows"]:
             assert all(v["same_output"] for name, v in row["variants"].items() if not name.startswith("hf_")), row
             assert row["sampled"]["variants"]["adaptive"]["speedup"] > 0
+    # One machine, one process: the sweep at the fixed variant's k records the fixed variant's steps exactly.
+    from specdec_site.values import same_greedy_steps
+    assert all(same for _, _, same in same_greedy_steps(bench, policies)), same_greedy_steps(bench, policies)
     exact = json.loads((tmp_path / "exactness.json").read_text())
     assert exact["counterexample"]["correct"] == pytest.approx(exact["counterexample"]["p"], abs=1e-12)
     notebook = json.loads((tmp_path / "walkthrough.ipynb").read_text())
@@ -187,6 +190,43 @@ def test_committed_policy_runs_all_reproduce_target_greedy_output():
             for name, variant in row["variants"].items():
                 if not name.startswith("hf_"):  # Hugging Face's output is reported, ours is asserted
                     assert variant["same_output"], (row["prompt"], name)
+
+
+def test_same_greedy_steps_pairs_the_sweep_with_the_fixed_variant():
+    from specdec_site.values import same_greedy_steps
+
+    def sweep(mode, k, prompts, accepted):
+        return {"domain": "code", "mode": mode, "new_tokens": 8, "prompts": prompts,
+                "spec": [{"k": k, "n_accepted_per_step": accepted}]}
+
+    def row(prompt, accepted):
+        return {"prompt": prompt, "variants": {"fixed": {"steps": [{"n_accepted": n} for n in accepted]}}}
+
+    policies = {"variants": {"fixed": {"k": 2}}, "new_tokens": 8,
+                "domains": {"code": {"rows": [row("a", [2, 1, 2]), row("b", [0, 2, 2])]}}}
+    bench = {"sweeps": [sweep("greedy", 2, ["a", "b"], [[2, 1, 2], [1, 2, 2]]),
+                        sweep("sampled", 2, ["a"], [[0, 0, 0]])]}  # sampled steps are never compared
+    assert same_greedy_steps(bench, policies) == [("code", "a", True), ("code", "b", False)]
+    with pytest.raises(ValueError, match="decode no prompt alike"):  # another k: nothing to compare, said loudly
+        same_greedy_steps({"sweeps": [sweep("greedy", 3, ["a"], [[2, 1, 2]])]}, policies)
+
+
+def test_committed_sweep_and_policies_record_the_same_greedy_steps():
+    """The committed stages ran on one platform (the site build refuses two), so the sweep at the fixed variant's k
+    and the policies stage's fixed variant must have recorded the same steps on every greedy sweep prompt (the
+    Reproduce page quotes the count), each emitting the target's greedy output."""
+    from specdec_site.site_files import check_one_environment, load_artifacts
+    from specdec_site.values import same_greedy_steps
+
+    artifacts = load_artifacts(ROOT / "docs" / "data" / "cpu")
+    check_one_environment(artifacts)
+    bench, policies = artifacts["benchmark"], artifacts["policies"]
+    pairs = same_greedy_steps(bench, policies)
+    assert len(pairs) == sum(len(s["prompts"]) for s in bench["sweeps"] if s["mode"] == "greedy") >= 12
+    assert [p for p in pairs if not p[2]] == []
+    assert all(s["greedy_equal_all"] for s in bench["sweeps"] if s["mode"] == "greedy")
+    rows = {r["prompt"]: r for d in policies["domains"].values() for r in d["rows"]}
+    assert all(rows[prompt]["variants"]["fixed"]["same_output"] for _, prompt, _ in pairs)
 
 
 def test_committed_speedups_over_hf_compare_equal_work():
@@ -327,6 +367,10 @@ def test_site_build_refuses_artifacts_from_two_environments():
         mixed["policies"]["metadata"][key] = value
         with pytest.raises(SystemExit, match=f"disagree on {key}"):
             check_one_environment(mixed)
+    mixed = copy.deepcopy(artifacts)
+    mixed["benchmark"]["metadata"]["device"]["platform"] += "-another-host"  # same CPU name, another machine
+    with pytest.raises(SystemExit, match="disagree on device.platform"):
+        check_one_environment(mixed)
     mixed = copy.deepcopy(artifacts)
     mixed["traces"]["metadata"]["models"]["draft"]["gguf_sha256"] = "0" * 64
     with pytest.raises(SystemExit, match="disagree on models"):
