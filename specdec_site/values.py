@@ -107,6 +107,7 @@ def _stage_values() -> dict:
         out[f"code_{stage}"] = _stage_code(stage)
         out[f"minutes_{stage}"] = lambda a, s=stage: fmt(a[s]["metadata"]["seconds"] / 60, 1)
         out[f"platform_{stage}"] = lambda a, s=stage: a[s]["metadata"]["device"]["platform"]
+        out[f"command_{stage}"] = lambda a, s=stage: a[s]["metadata"]["command"]
     return out
 
 
@@ -363,7 +364,6 @@ VALUES: dict[str, Callable] = {
     "draft": lambda a: _meta(a)["models"]["draft"]["upstream"],
     "target_sha": lambda a: _meta(a)["models"]["target"].get("gguf_sha256", "-")[:16],
     "draft_sha": lambda a: _meta(a)["models"]["draft"].get("gguf_sha256", "-")[:16],
-    "command": lambda a: _meta(a)["command"],
     "seed": lambda a: _meta(a)["seed"],
     **_stage_values(),
     "draft_variant": lambda a: a["benchmark"]["draft_variant"],
