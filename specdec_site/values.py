@@ -219,11 +219,11 @@ def _policy_values() -> dict[str, Callable]:
         out[f"pol_{domain}_matrix_last"] = lambda a, d=domain: _matrix_rows(a, d)[-1]["prompt"]
         out[f"pol_{domain}_skipped"] = lambda a, d=domain: _skipped(a, d)
         for what in ("median", "ci"):
-            out[f"pol_{domain}_heldout_adaptive_over_hf_{what}"] = _heldout_ratio(domain, "adaptive", "hf_default", what)
+            out[f"pol_{domain}_heldout_adaptive_over_hf_{what}"] = _core_ratio(domain, "adaptive", "hf_default", what, heldout=True)
         for what in ("median", "ci"):
             out[f"pol_{domain}_adaptive_over_fixed_{what}"] = _core_ratio(domain, "adaptive", "fixed", what)
         for what in ("median", "ci", "prompts"):
-            out[f"pol_{domain}_heldout_adaptive_{what}"] = _heldout_ratio(domain, "adaptive", None, what)
+            out[f"pol_{domain}_heldout_adaptive_{what}"] = _core_ratio(domain, "adaptive", None, what, heldout=True)
         for variant in CORE_VARIANTS:
             out[f"pol_{domain}_{variant}_prompts"] = _pol(domain, variant, lambda e: e["prompts"])
         for what in ("median", "ci", "past_cap"):
@@ -251,27 +251,19 @@ def _best_drafter(domain: str, what: Callable, summary: str = "summary"):
 DESIGN_INDICES = range(6, 12)
 
 
-def _heldout_ratio(domain: str, variant: str, over: str | None, what: str):
-    """Median (what="median") or 95% interval ("ci") over the core set's prompts outside DESIGN_INDICES of the
-    variant's speedup, or of its speedup ÷ the variant `over` (same draft)."""
+def _core_ratio(domain: str, variant: str, over: str | None, what: str, heldout: bool = False):
+    """Median (what="median"), 95% interval ("ci") or count ("prompts") over the core set's prompts that ran both
+    variants (heldout: only those outside DESIGN_INDICES) of the variant's speedup, or of its speedup ÷ the
+    variant `over`'s (same prompt, same target-only run)."""
 
     def value(a):
         d = a["policies"]["domains"][domain]
-        if any(i < DESIGN_INDICES.stop for i in d["skipped_indices"]):
+        if heldout and any(i < DESIGN_INDICES.stop for i in d["skipped_indices"]):
             raise ValueError("a skipped prompt shifts the design prompts' positions: match them by id")
-        rows = [r for i, r in enumerate(d["rows"]) if i not in DESIGN_INDICES and variant in r["variants"]]
+        rows = [r for i, r in enumerate(d["rows"]) if not (heldout and i in DESIGN_INDICES)
+                and {variant, over or variant} <= r["variants"].keys()]
         ratios = [r["variants"][variant]["speedup"] / (r["variants"][over]["speedup"] if over else 1.0) for r in rows]
         return len(ratios) if what == "prompts" else _median_or_ci(a, ratios, what)
-    return value
-
-
-def _core_ratio(domain: str, variant: str, over: str, what: str):
-    """Median or 95% interval over every core prompt of the variant's speedup ÷ the variant `over`'s (same prompt,
-    same target-only run)."""
-
-    def value(a):
-        rows = [r for r in a["policies"]["domains"][domain]["rows"] if {variant, over} <= r["variants"].keys()]
-        return _median_or_ci(a, [r["variants"][variant]["speedup"] / r["variants"][over]["speedup"] for r in rows], what)
     return value
 
 
