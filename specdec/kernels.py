@@ -7,6 +7,12 @@ scores 1..9 rows in nearly the time of one (and one row faster than MKL), which 
 verification pass needs. The weights and the math are unchanged; only the kernel and its summation
 order are, so outputs agree with the unpacked model to float32 rounding (tested).
 
+Fewer than MIN_ROWS rows are padded with zero rows up to MIN_ROWS, and the padding's outputs dropped: on
+the build's 2-core AVX-512 host oneDNN takes a slower path for 1 and 2 rows than for 4, so the target
+scored one token (plain decoding) more slowly than five (a k = 4 verification), which flattered every
+speedup. Rows of a matrix product are independent, so padding changes no real row's arithmetic beyond
+the kernel's own summation order. `python scripts/bench_kernels.py` measures it on any machine.
+
 `pack_linear_layers` is applied to the target AND to the baseline it is compared with (the same model
 object), so every speedup is measured against the same fast kernels.
 """
@@ -15,13 +21,17 @@ from __future__ import annotations
 
 import torch
 
+MIN_ROWS = 4  # inputs with fewer rows are zero-padded to this many (1 turns it off)
+
 
 class PackedLinear(torch.nn.Module):
     """A float32 nn.Linear whose weight is pre-packed for oneDNN (CPU inference only)."""
 
-    def __init__(self, linear: torch.nn.Linear, batch_hint: int | None = None):
+    def __init__(self, linear: torch.nn.Linear, batch_hint: int | None = None, min_rows: int = MIN_ROWS):
         super().__init__()
-        self.in_features, self.out_features = linear.in_features, linear.out_features
+        if not isinstance(min_rows, int) or min_rows < 1:
+            raise ValueError(f"min_rows must be an int >= 1, got {min_rows!r}")
+        self.in_features, self.out_features, self.min_rows = linear.in_features, linear.out_features, min_rows
         weight = linear.weight.detach().float().contiguous()
         self.register_buffer("packed", torch.ops.mkldnn._reorder_linear_weight(weight, batch_hint), persistent=False)
         bias = linear.bias.detach().float().contiguous() if linear.bias is not None else None
@@ -29,19 +39,24 @@ class PackedLinear(torch.nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         shape = x.shape
-        out = torch.ops.mkldnn._linear_pointwise(x.reshape(-1, shape[-1]).contiguous(), self.packed, self.bias,
-                                                 "none", [None], "")
-        return out.reshape(*shape[:-1], self.out_features)
+        rows = x.reshape(-1, shape[-1])  # (m, in_features)
+        m = rows.shape[0]
+        if m < self.min_rows:  # the faster kernel of min_rows rows; the zero rows' outputs are dropped
+            rows = torch.cat([rows, rows.new_zeros(self.min_rows - m, shape[-1])])
+        out = torch.ops.mkldnn._linear_pointwise(rows.contiguous(), self.packed, self.bias, "none", [None], "")
+        return out[:m].reshape(*shape[:-1], self.out_features)
 
     def extra_repr(self) -> str:
-        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+        return (f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}, "
+                f"min_rows={self.min_rows}")
 
 
 def can_pack() -> bool:
     return torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
 
 
-def pack_linear_layers(model: torch.nn.Module, batch_hint: int | None = None) -> torch.nn.Module:
+def pack_linear_layers(model: torch.nn.Module, batch_hint: int | None = None,
+                       min_rows: int = MIN_ROWS) -> torch.nn.Module:
     """Replace every float32 CPU nn.Linear of `model` (in place) by a PackedLinear; returns the model."""
     if not can_pack():
         raise RuntimeError("this PyTorch build has no oneDNN (mkldnn) linear kernels")
@@ -51,7 +66,7 @@ def pack_linear_layers(model: torch.nn.Module, batch_hint: int | None = None) ->
              if type(child) is torch.nn.Linear and child.weight.device.type == "cpu"
              and child.weight.dtype == torch.float32]
     for module, name in slots:
-        setattr(module, name, PackedLinear(getattr(module, name), batch_hint))
+        setattr(module, name, PackedLinear(getattr(module, name), batch_hint, min_rows))
     return model
 
 

@@ -2,7 +2,7 @@
 
 Leviathan et al. 2022 (arXiv 2211.17192): eq. (1) of Sec. 3.3 (expected tokens per step) and Thm 3.8
 (walltime speedup). The math page numbers them (6), (7), (8); the adaptive draft-length rule, (10)-(12),
-and the oracle bound, (13), are derived there too. The build script and the figures both call these.
+and the oracle bound, (13), with its cap, (14), are derived there too. The build script and the figures both call these.
 """
 
 from __future__ import annotations
@@ -67,6 +67,18 @@ def oracle_steps(agree: Sequence[bool]) -> list[int]:
             run = 0
             t += 1
     return lengths
+
+
+def split_at_cap(lengths: Sequence[int], k: int) -> list[int]:
+    """Eq. (14): the oracle's steps (eq. 13) held to at most k drafts each. A run of L agreed drafts and the
+    target's own token, L + 1 tokens, takes ceil((L + 1) / (k + 1)) steps of k drafts but the last."""
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k!r}")
+    out = []
+    for length in lengths:
+        n_steps = -(-(length + 1) // (k + 1))
+        out += [k] * (n_steps - 1) + [length - (n_steps - 1) * (k + 1)]
+    return out
 
 
 def oracle_seconds(lengths: Sequence[int], draft_seconds_per_token: float, verify_seconds: VerifyCost) -> float:

@@ -66,8 +66,7 @@ def summarize_spec(times, traces, base_times, base_per_token, n_tokens, k) -> di
 def sweep(ctx, cfg, domain: str, mode: str) -> dict:
     """k = 1..K against target-only, interleaved rep by rep; each rep uses the next public prompt of the domain."""
     tok, sampling, reps = ctx.target.tokenizer, cfg.modes[mode], cfg.reps[mode]
-    prompts = public_prompts(domain, cfg.policy_prompt_start, cfg.sweep_prompts[domain])
-    prompts = [prompts[rep % len(prompts)] for rep in range(reps)]  # the prompt of each rep
+    prompts = public_prompts(domain, cfg.policy_prompt_start, reps)  # the prompt of each rep
     n = cfg.sweep_tokens
     base_times, first_times, per_k = [], [], {k: ([], []) for k in cfg.sweep_ks}
     greedy_equal = []

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import math
 import os
 import time
 from pathlib import Path
 
-from specdec.fileio import write_json_atomic
+from specdec.fileio import sha256_file, write_json_atomic
 
 from .config import build_config
 from .context import BuildContext, BuildError
@@ -140,8 +139,7 @@ def main(argv=None) -> int:
     base = {"target": args.target, "draft": args.draft, "device": ctx.device.type, "dtype": str(ctx.dtype),
             "seed": args.seed, "int8": ctx.int8, "packed": ctx.packed, "prompts": PROMPTS, "schema": SCHEMA_VERSION,
             **cfg.to_dict()}
-    configs = {s.name: {**base, "stage": s.name, **{f"sha256:{p.name}": hashlib.sha256(p.read_bytes()).hexdigest()
-                                                    for p in s.inputs}} for s in stages}
+    configs = {s.name: {**base, "stage": s.name, **{f"sha256:{p.name}": sha256_file(p) for p in s.inputs}} for s in stages}
     todo = []
     for s in stages:
         reason = "--force" if args.force else staleness(s, s.path(out), configs[s.name])

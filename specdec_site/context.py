@@ -71,7 +71,9 @@ class BuildContext:
 
     @property
     def kernels(self) -> str:
-        return "oneDNN packed float32" if self.packed else "PyTorch default"
+        from specdec.kernels import MIN_ROWS
+
+        return f"oneDNN packed float32, inputs under {MIN_ROWS} rows padded" if self.packed else "PyTorch default"
 
     @property
     def vocab_size(self) -> int | None:

@@ -1,7 +1,7 @@
 """Which code and which settings each stage's artifact depends on, so that a change reruns only the stages it touches.
 
-A full build takes about 79 min on the 2-core CPU host of the committed data (169 on a slower one), the policies
-stage alone about 45. Before this table, any edit
+A full build takes about 72 min on the 2-core CPU host of the committed data (169 on a slower one), the policies
+stage alone about 41. Before this table, any edit
 to the data code (meta.DATA_CODE) or to any build setting made all five artifacts stale. Now each artifact records
 (cli.py) a digest of the code its stage runs, SHARED_CODE plus STAGE_CODE[stage], and of the settings it reads,
 STAGE_CONFIG[stage]; the build reruns the stages whose digests changed.
@@ -18,9 +18,8 @@ An artifact written before these digests existed carries only the global code_sh
 from __future__ import annotations
 
 import functools
-import hashlib
 
-from .meta import ROOT
+from .meta import ROOT, hash_files
 
 # Code every stage runs: the decoder, the model context, the prompts, the stage table, the entry points.
 SHARED_CODE = ("specdec/*.py", "specdec_site/__init__.py", "specdec_site/__main__.py", "specdec_site/context.py",
@@ -36,7 +35,7 @@ STAGE_CODE = {
 # The BuildConfig fields (to_dict keys) each stage reads; "quick" for all: a quick artifact is never a full one.
 STAGE_CONFIG = {
     "traces": ("quick", "trace_prompts", "trace_tokens", "trace_k", "adaptive_trace_k", "modes", "sampled_temperature"),
-    "benchmark": ("quick", "sweep_prompts", "sweep_tokens", "sweep_ks", "reps", "policy_prompt_start", "modes",
+    "benchmark": ("quick", "sweep_tokens", "sweep_ks", "reps", "policy_prompt_start", "modes",
                   "sampled_temperature"),
     "policies": ("quick", "fixed_k", "policy_prompts", "core_prompts", "policy_prompt_start", "policy_tokens", "modes",
                  "sampled_temperature"),
@@ -55,10 +54,7 @@ def stage_files(stage: str) -> list:
 @functools.cache
 def stage_code_hash(stage: str) -> str:
     """sha256 over the code a stage runs, read once per build (edits during a long build are not attributed)."""
-    digest = hashlib.sha256()
-    for path in stage_files(stage):
-        digest.update(str(path.relative_to(ROOT)).encode() + path.read_bytes())
-    return digest.hexdigest()
+    return hash_files((*SHARED_CODE, *STAGE_CODE[stage]))
 
 
 def stage_settings(stage: str, config: dict) -> dict:

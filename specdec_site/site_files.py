@@ -40,7 +40,8 @@ def load_artifacts(data_dir: Path) -> dict:
 # and a page that quotes one device, one set of versions and one pair of models must be true of every number on it.
 # The platform too: two hosts that both report "AMD EPYC (2 cores)" timed the target 1.7 to 2.7 times apart and
 # rounded the draft's near-ties differently, so speedups and steps from the two do not mix.
-ENVIRONMENT = ("models", "versions", "device.type", "device.name", "device.threads", "device.platform", "dtype",
+ENVIRONMENT = ("models", "versions", "device.type", "device.name", "device.threads", "device.platform",
+               "device.capability", "dtype",
                "kernels", "seed", "draft_variant", "schema_version")
 
 

@@ -267,20 +267,10 @@ def _core_ratio(domain: str, variant: str, over: str | None, what: str, heldout:
     return value
 
 
-def split_at_cap(lengths: list[int], k: int) -> list[int]:
-    """The oracle's steps (eq. 13) held to at most k drafts each (eq. 14): a run of L agreed drafts and the
-    target's own token, L + 1 tokens, takes ceil((L + 1) / (k + 1)) steps of k drafts but the last."""
-    out = []
-    for length in lengths:
-        n_steps = -(-(length + 1) // (k + 1))
-        out += [k] * (n_steps - 1) + [length - (n_steps - 1) * (k + 1)]
-    return out
-
-
 def over_capped_oracle(run: dict, k: int) -> float:
     """A recorded run's measured ÷ oracle time with the oracle held to the run's cap k: the stage's oracle
     time with its steps (eq. 13) re-costed as split_at_cap's, at the same recorded costs."""
-    from specdec.theory import oracle_seconds
+    from specdec.theory import oracle_seconds, split_at_cap
 
     o = run["oracle"]
     if o["verify_intercept"] is None:  # no step after the prefill: nothing was re-costed
@@ -345,6 +335,7 @@ VALUES: dict[str, Callable] = {
     "device": lambda a: _meta(a)["device"]["name"],
     "device_type": lambda a: _meta(a)["device"]["type"],
     "threads": lambda a: _meta(a)["device"]["threads"],
+    "capability": lambda a: _meta(a)["device"]["capability"],
     "dtype": lambda a: _meta(a)["dtype"],
     "kernels": lambda a: _meta(a)["kernels"],
     "date": _dates,

@@ -304,7 +304,7 @@ def test_probs_from_logits_rules():
 
 
 def test_packed_linear_matches_nn_linear():
-    from specdec.kernels import PackedLinear, pack_linear_layers
+    from specdec.kernels import MIN_ROWS, PackedLinear, pack_linear_layers
 
     gen = torch.Generator().manual_seed(0)
     for bias in (True, False):
@@ -315,6 +315,7 @@ def test_packed_linear_matches_nn_linear():
             torch.testing.assert_close(packed(x), lin(x), atol=1e-5, rtol=1e-5)
     target = make_tiny_lm(seed=1)
     fast = pack_linear_layers(make_tiny_lm(seed=1))
+    assert {m.min_rows for m in fast.modules() if isinstance(m, PackedLinear)} == {MIN_ROWS}
     assert not any(type(m) is torch.nn.Linear for m in fast.modules())
     ids = torch.tensor([[0, 3, 5, 7]])
     with torch.no_grad():
@@ -322,3 +323,26 @@ def test_packed_linear_matches_nn_linear():
     for prompt in PROMPTS:
         spec, ar, _ = greedy_pair(fast, make_tiny_lm(seed=2), prompt, k=3)
         assert spec.tolist() == ar.tolist()
+
+
+def test_packed_linear_pads_few_rows():
+    """Fewer than min_rows rows run as min_rows rows (the faster kernel) and the padding's outputs are dropped:
+    each real row is exactly the row the unpadded kernel gives for the zero-padded input, and all shapes agree
+    with nn.Linear."""
+    from specdec.kernels import MIN_ROWS, PackedLinear
+
+    assert MIN_ROWS > 1
+    gen = torch.Generator().manual_seed(0)
+    lin = torch.nn.Linear(32, 48)
+    padded, plain = PackedLinear(lin), PackedLinear(lin, min_rows=1)
+    for m in range(1, MIN_ROWS + 2):
+        x = torch.randn(1, m, 32, generator=gen)
+        out = padded(x)
+        assert out.shape == (1, m, 48)
+        torch.testing.assert_close(out, lin(x), atol=1e-5, rtol=1e-5)
+        if m < MIN_ROWS:
+            by_hand = plain(torch.cat([x[0], torch.zeros(MIN_ROWS - m, 32)]))[:m]
+            assert torch.equal(out[0], by_hand)
+    for bad in (0, -1, 2.0, None):
+        with pytest.raises(ValueError, match="min_rows"):
+            PackedLinear(lin, min_rows=bad)
