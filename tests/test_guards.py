@@ -336,3 +336,14 @@ def test_the_full_build_stayed_under_16_gb_and_logged_it():
     for path in sorted((ROOT / "docs" / "data" / "cpu").glob("*.json")):
         peak = json.loads(path.read_text())["metadata"]["peak_rss_gb"]
         assert peak < 16, f"{path.name}: peak memory {peak} GB"
+
+
+@pytest.mark.parametrize("argv", [["--reps", "2"], ["--rows", "0", "3"]])
+def test_bench_kernels_checks_its_arguments_before_loading_a_model(argv, monkeypatch, capsys):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    import bench_kernels
+
+    monkeypatch.setattr(models, "load_model", lambda *a, **k: pytest.fail("a model was loaded"))
+    with pytest.raises(SystemExit) as exit_info:
+        bench_kernels.main(argv)
+    assert exit_info.value.code == 2 and "--reps must be >= 3" in capsys.readouterr().err
