@@ -118,8 +118,10 @@ def same_greedy_steps(benchmark: dict, policies: dict) -> list[tuple[str, str, b
     can differ only by the floating-point rounding of the machines that ran them."""
     k, out = policies["variants"]["fixed"]["k"], []
     for sweep in benchmark["sweeps"]:
+        if sweep["mode"] != "greedy" or sweep["new_tokens"] != policies["new_tokens"]:
+            continue
         at_k = next((r for r in sweep["spec"] if r["k"] == k), None)
-        if sweep["mode"] != "greedy" or sweep["new_tokens"] != policies["new_tokens"] or at_k is None:
+        if at_k is None:
             continue
         rows = {r["prompt"]: r for r in policies["domains"][sweep["domain"]]["rows"]}
         for prompt, accepted in zip(sweep["prompts"], at_k["n_accepted_per_step"]):
@@ -258,9 +260,8 @@ def _core_ratio(domain: str, variant: str, over: str | None, what: str, heldout:
 
     def value(a):
         d = a["policies"]["domains"][domain]
-        if heldout and any(i < DESIGN_INDICES.stop for i in d["skipped_indices"]):
-            raise ValueError("a skipped prompt shifts the design prompts' positions: match them by id")
-        rows = [r for i, r in enumerate(d["rows"]) if not (heldout and i in DESIGN_INDICES)
+        index = {p["id"]: p["index"] for p in d["prompts"]}  # each prompt's index in its set (public_prompts)
+        rows = [r for r in d["rows"] if not (heldout and index[r["prompt"]] in DESIGN_INDICES)
                 and {variant, over or variant} <= r["variants"].keys()]
         ratios = [r["variants"][variant]["speedup"] / (r["variants"][over]["speedup"] if over else 1.0) for r in rows]
         return len(ratios) if what == "prompts" else _median_or_ci(a, ratios, what)

@@ -340,9 +340,12 @@ def test_the_full_build_stayed_under_16_gb_and_logged_it():
 
 @pytest.mark.parametrize("argv", [["--reps", "2"], ["--rows", "0", "3"]])
 def test_bench_kernels_checks_its_arguments_before_loading_a_model(argv, monkeypatch, capsys):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-    import bench_kernels
+    import importlib.util
 
+    path = Path(__file__).resolve().parents[1] / "scripts" / "bench_kernels.py"
+    spec = importlib.util.spec_from_file_location("bench_kernels", path)  # as tests/test_simulate_policies.py does
+    bench_kernels = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench_kernels)
     monkeypatch.setattr(models, "load_model", lambda *a, **k: pytest.fail("a model was loaded"))
     with pytest.raises(SystemExit) as exit_info:
         bench_kernels.main(argv)
