@@ -277,7 +277,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("collect", help="record greedy draft chains with the real pair")
-    c.add_argument("--domains", nargs="+", default=["code", "prose"])
+    c.add_argument("--domains", nargs="+", default=["code", "prose"], choices=["code", "prose"])
     c.add_argument("--start", type=int, default=6, help="first public prompt (the benchmark uses 0-5)")
     c.add_argument("--count", type=int, default=6)
     c.add_argument("--tokens", type=int, default=48)
@@ -287,6 +287,12 @@ def main(argv=None) -> None:
     r.add_argument("chains")
     r.add_argument("--k", type=int, default=None)
     args = parser.parse_args(argv)
+    if args.cmd == "collect":
+        # before any model loads: a negative --start would silently index the sets from their end
+        bad = [f"--{name} {getattr(args, name)} (must be >= {low})" for name, low in
+               (("start", 0), ("count", 1), ("tokens", 1), ("k", 1)) if getattr(args, name) < low]
+        if bad:
+            c.error("; ".join(bad))
     collect(args) if args.cmd == "collect" else replay(args)
 
 

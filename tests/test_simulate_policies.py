@@ -89,3 +89,14 @@ def test_replay_refuses_a_cap_beyond_the_recorded_chains(tmp_path):
     for k in ("5", "-1"):
         with pytest.raises(SystemExit, match="recorded with up to 4 drafts"):
             sim.main(["replay", str(chains), "--k", k])
+
+
+@pytest.mark.parametrize("argv", [["--start", "-1"], ["--count", "0"], ["--tokens", "0"], ["--k", "0"],
+                                  ["--domains", "poetry"]])
+def test_collect_checks_its_arguments_before_loading_a_model(argv, monkeypatch, capsys):
+    import specdec_site.cli
+
+    monkeypatch.setattr(specdec_site.cli, "make_context", lambda *a, **k: pytest.fail("a model was loaded"))
+    with pytest.raises(SystemExit) as exit_info:
+        sim.main(["collect", "--out", "/dev/null", *argv])
+    assert exit_info.value.code == 2 and argv[0] in capsys.readouterr().err
