@@ -62,5 +62,19 @@ def probs_from_logits(logits: torch.Tensor, config: SamplingConfig) -> torch.Ten
 
 
 def sample(probs: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-    """(V,) probabilities -> () token id, drawn with an explicit generator (replayable)."""
-    return torch.multinomial(probs, 1, generator=generator)[0]
+    """(V,) probabilities -> () token id, drawn with an explicit generator (replayable).
+
+    Inverse-CDF sampling with ONE uniform: the first id whose cumulative mass exceeds u * total, u ~ U[0, 1).
+    Exact for any non-negative weights (they need not sum to 1): id i is drawn with probability
+    probs[i] / total, and an id of probability 0 never (its cumulative mass equals its predecessor's). The
+    cumulative sum is taken in float64. `torch.multinomial` draws the same distribution, but on this project's
+    151,936-id vocabulary it cost ~3 ms per call on the build's CPU, ~10% of an int8 draft pass.
+    """
+    cdf = torch.cumsum(probs, dim=0, dtype=torch.float64)  # (V,)
+    total = cdf[-1]
+    # A distribution no token can be drawn from is an error, never a token (one host sync).
+    if not bool((probs.amin() >= 0) & (total > 0) & torch.isfinite(total)):
+        raise ValueError("cannot sample: the probabilities are negative, NaN or infinite, or sum to 0")
+    # torch.rand in float64 is at most 1 - 2**-53, so u < total: the search never runs off the end.
+    u = torch.rand(1, generator=generator, dtype=torch.float64, device=probs.device) * total
+    return torch.searchsorted(cdf, u, right=True)[0]

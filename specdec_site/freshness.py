@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 
-from .meta import ROOT, hash_files
+from .meta import code_files, hash_files
 
 # Code every stage runs: the decoder, the model context, the prompts, the stage table, the entry points.
 SHARED_CODE = ("specdec/*.py", "specdec_site/__init__.py", "specdec_site/__main__.py", "specdec_site/context.py",
@@ -48,7 +48,7 @@ DERIVED = {"modes": ("sampled_temperature",)}
 
 def stage_files(stage: str) -> list:
     """The files whose bytes make a stage's code digest, sorted."""
-    return sorted({p for pattern in (*SHARED_CODE, *STAGE_CODE[stage]) for p in ROOT.glob(pattern)})
+    return code_files((*SHARED_CODE, *STAGE_CODE[stage]))
 
 
 @functools.cache

@@ -26,11 +26,16 @@ def config_hash(config: dict) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
 
 
+def code_files(patterns) -> list:
+    """The files matching glob patterns under ROOT, each once, sorted: what a code digest covers."""
+    return sorted({p for pattern in patterns for p in ROOT.glob(pattern)})
+
+
 def hash_files(patterns) -> str:
-    """sha256 over the files matching glob patterns under ROOT, in sorted order, each its relative path then
-    its bytes: the one definition of a code digest (the global one below, and freshness.py's per stage)."""
+    """sha256 over code_files(patterns), each its relative path then its bytes: the one definition of a code
+    digest (the global one below, and freshness.py's per stage)."""
     digest = hashlib.sha256()
-    for path in sorted({p for pattern in patterns for p in ROOT.glob(pattern)}):
+    for path in code_files(patterns):
         digest.update(str(path.relative_to(ROOT)).encode() + path.read_bytes())
     return digest.hexdigest()
 

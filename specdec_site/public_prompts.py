@@ -71,6 +71,10 @@ def public_prompts(domain: str, start: int, n: int) -> list[dict]:
     """The domain's first n usable prompts from index start, in the set's order."""
     if domain not in SOURCES:
         raise ValueError(f"unknown prompt domain {domain!r}; choose one of {', '.join(SOURCES)}")
+    if not (isinstance(start, int) and isinstance(n, int)) or isinstance(start, bool) or isinstance(n, bool) \
+            or start < 0 or n < 1:
+        # A negative start would index the set from its end (HumanEval then returned no prompt at all).
+        raise ValueError(f"need an integer start >= 0 and n >= 1, got start={start!r}, n={n!r}")
     return {"code": humaneval_prompts, "prose": reference_prompts}[domain](start, n)
 
 

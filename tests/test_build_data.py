@@ -356,6 +356,10 @@ def test_policy_prompts_pass_over_entries_without_text_in_the_sets_order():
         public_prompts("code", 160, 5)
     with pytest.raises(ValueError, match="unknown prompt domain"):
         public_prompts("poetry", 0, 1)
+    for domain in ("code", "prose"):  # a negative start would index the set from its end
+        for start, n in ((-1, 5), (0, 0), (1.0, 2), (0, True)):
+            with pytest.raises(ValueError, match="start >= 0 and n >= 1"):
+                public_prompts(domain, start, n)
 
 
 def test_site_build_refuses_artifacts_from_two_environments():

@@ -73,3 +73,55 @@ def test_draft_and_target_differ_enough_for_the_test_to_have_power(models):
         rates.append(trace.acceptance_rate)
     mean = sum(rates) / len(rates)
     assert 0.2 < mean < 0.9, f"acceptance rate {mean:.2f}: draft too close to or too far from the target"
+
+
+# --- the sampler itself: one uniform, inverse CDF (specdec.sampling.sample) ---
+
+def draw_counts(probs, n, seed, sampler=None):
+    from specdec.sampling import sample
+
+    sampler = sampler or sample
+    gen = torch.Generator().manual_seed(seed)
+    counts = {}
+    for _ in range(n):
+        i = int(sampler(probs, gen))
+        counts[(i,)] = counts.get((i,), 0) + 1
+    return counts
+
+
+# Zeros at both ends and in the middle, a tiny mass, unnormalized weights (the residual's form before norm()).
+SAMPLER_WEIGHTS = torch.tensor([0.0, 3.0, 0.0, 0.0, 1.0, 0.02, 5.0, 0.0, 2.0, 0.0])
+
+
+def test_sample_draws_each_id_with_its_probability_and_never_a_zero():
+    exact = {(i,): float(w / SAMPLER_WEIGHTS.sum()) for i, w in enumerate(SAMPLER_WEIGHTS)}
+    counts = draw_counts(SAMPLER_WEIGHTS, 20_000, seed=3)
+    result = chi_square_test(counts, exact)  # raises on any draw of probability 0
+    assert result["p_value"] > 1e-3, result
+    assert set(counts) == {(1,), (4,), (5,), (6,), (8,)}
+
+
+def test_an_off_by_one_sampler_fails_the_same_test():
+    from specdec.sampling import sample
+
+    shifted = lambda probs, gen: (sample(probs, gen) + 1) % probs.shape[0]  # noqa: E731
+    exact = {(i,): float(w / SAMPLER_WEIGHTS.sum()) for i, w in enumerate(SAMPLER_WEIGHTS)}
+    with pytest.raises(AssertionError, match="probability 0"):
+        chi_square_test(draw_counts(SAMPLER_WEIGHTS, 2_000, seed=3, sampler=shifted), exact)
+
+
+def test_sample_is_replayable_one_hot_is_its_id_and_bad_weights_are_an_error():
+    from specdec.sampling import sample
+
+    probs = torch.softmax(torch.randn(151_936, generator=torch.Generator().manual_seed(0)), 0)
+    a = [int(sample(probs, torch.Generator().manual_seed(7))) for _ in range(3)]
+    assert len(set(a)) == 1  # same seed, same draw
+    one_hot = torch.zeros(151_936)
+    for i in (0, 4321, 151_935):  # either end too
+        one_hot.zero_()
+        one_hot[i] = 1.0
+        assert int(sample(one_hot, torch.Generator().manual_seed(1))) == i
+    for bad in (torch.zeros(5), torch.tensor([0.5, float("nan")]), torch.tensor([1.0, -0.1]),
+                torch.tensor([1.0, float("inf")])):
+        with pytest.raises(ValueError, match="cannot sample"):
+            sample(bad, torch.Generator().manual_seed(0))
