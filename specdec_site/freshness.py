@@ -1,7 +1,7 @@
 """Which code and which settings each stage's artifact depends on, so that a change reruns only the stages it touches.
 
-A full build takes about 72 min on the 2-core CPU host of the committed data (169 on a slower one), the policies
-stage alone about 41. Before this table, any edit
+A full build takes about 66 min on the 2-core CPU host of the committed data (169 on a slower one), the policies
+stage alone about 39. Before this table, any edit
 to the data code (meta.DATA_CODE) or to any build setting made all five artifacts stale. Now each artifact records
 (cli.py) a digest of the code its stage runs, SHARED_CODE plus STAGE_CODE[stage], and of the settings it reads,
 STAGE_CONFIG[stage]; the build reruns the stages whose digests changed.
