@@ -4,8 +4,10 @@ At T = 0 every correct run emits the target's greedy continuation, and a step th
 tokens sees the draft's greedy chain from the target's own prefix. So one pass over a prompt records all a
 policy can ever see: for every start t, the draft's chain of up to K tokens with its confidences, and how
 many of them the target accepts. Any causal policy then replays on these chains without a model, at a
-fixed cost per draft token and a verify line a + b k taken from the committed policies stage (its measured
-timings), with the oracle (eq. 13) as the ceiling. No timing noise: two policies differ only by their choices.
+fixed cost per draft token and a verify pass of k drafts costed at the median the committed policies stage
+measured for that k (the line a + b k fitted to the same steps where too few had that k; `--verify-cost line`
+uses the line throughout), with the oracle (eq. 13) as the ceiling. No timing noise: two policies differ only
+by their choices.
 
     python scripts/simulate_policies.py collect --start 6 --count 6 --out /tmp/chains.json   # models, ~20 min
     python scripts/simulate_policies.py replay /tmp/chains.json                               # seconds
@@ -22,6 +24,7 @@ import argparse
 import json
 import statistics
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -83,21 +86,50 @@ def collect(args) -> None:
 # ---------------------------------------------------------------- replay (no model)
 
 
-def costs(domain: str) -> tuple[float, float, float]:
-    """(draft seconds per token, verify intercept, verify slope): medians of the committed adaptive runs."""
-    data = json.loads((ROOT / "docs" / "data" / "cpu" / "policies.json").read_text())
-    rows = data["domains"][domain]["rows"]
-    oracles = [r["variants"]["adaptive"]["oracle"] for r in rows]
-    return tuple(statistics.median(o[key] for o in oracles)
-                 for key in ("draft_seconds_per_token", "verify_intercept", "verify_slope"))
+MIN_STEPS = 5  # a k is costed at its own median verify time only with at least this many recorded steps
 
 
-def replay_one(chains: list[dict], policy, cost: tuple) -> tuple[float, list[tuple[int, int]]]:
+@dataclass(frozen=True)
+class Costs:
+    """What a replayed step costs: `draft` seconds per draft token, and a verify pass of k drafts `per_k[k]`
+    seconds, or the line intercept + slope k for a k without a measured median."""
+    draft: float  # seconds per draft token
+    intercept: float  # the verify line's a
+    slope: float  # the verify line's b
+    per_k: dict = field(default_factory=dict)  # k -> median verify seconds measured at that k
+
+    @classmethod
+    def of(cls, cost) -> Costs:
+        """A Costs as given, or one from a (draft, intercept, slope) tuple: the line throughout."""
+        return cost if isinstance(cost, Costs) else cls(*cost)
+
+    def verify(self, k: int) -> float:
+        return self.per_k.get(k, self.intercept + self.slope * k)
+
+
+def costs(domain: str, per_k: bool = True, data: dict | None = None) -> Costs:
+    """The committed adaptive runs' costs: medians over the prompts of each run's draft seconds per token and
+    verify line, and (per_k) the median verify seconds of every step after the first (the prefill) at each k
+    drafted by at least MIN_STEPS of them. With the kernels padded, verify time is not a straight line in k."""
+    if data is None:
+        data = json.loads((ROOT / "docs" / "data" / "cpu" / "policies.json").read_text())
+    runs = [r["variants"]["adaptive"] for r in data["domains"][domain]["rows"]]
+    line = [statistics.median(run["oracle"][key] for run in runs)
+            for key in ("draft_seconds_per_token", "verify_intercept", "verify_slope")]
+    by_k = {}
+    for run in runs:
+        for step in run["steps"][1:]:
+            by_k.setdefault(step["k"], []).append(step["verify_seconds"])
+    medians = {k: statistics.median(v) for k, v in sorted(by_k.items()) if len(v) >= MIN_STEPS} if per_k else {}
+    return Costs(*line, medians)
+
+
+def replay_one(chains: list[dict], policy, cost: Costs | tuple) -> tuple[float, list[tuple[int, int]]]:
     """(seconds, [(drafted, accepted) per step]) of one policy on one prompt's chains: the decoder's loop
     (specdec.decoding.speculative_generate) without the models."""
     from specdec.policies import StepOutcome
 
-    d, a, b = cost
+    cost = Costs.of(cost)
     n, t, seconds, steps = len(chains), 0, 0.0, []
     while t < n:
         budget = min(policy.budget(), n - t - 1)
@@ -108,7 +140,7 @@ def replay_one(chains: list[dict], policy, cost: tuple) -> tuple[float, list[tup
             if not policy.keep_drafting(drafted, chain["confidences"][drafted - 1], "model"):
                 break
         accepted = min(drafted, chain["accepted"])
-        step_seconds = (drafted * d, a + b * drafted)
+        step_seconds = (drafted * cost.draft, cost.verify(drafted))
         policy.observe(StepOutcome("model", drafted, accepted, chain["confidences"][:drafted], *step_seconds,
                                    first=t == 0))
         seconds += sum(step_seconds)
@@ -117,25 +149,25 @@ def replay_one(chains: list[dict], policy, cost: tuple) -> tuple[float, list[tup
     return seconds, steps
 
 
-def oracle_one(chains: list[dict], cost: tuple) -> float:
+def oracle_one(chains: list[dict], cost: Costs | tuple) -> float:
     from specdec.theory import oracle_seconds, oracle_steps
 
-    d, a, b = cost
+    cost = Costs.of(cost)
     agree = [c["accepted"] > 0 for c in chains]
-    return oracle_seconds(oracle_steps(agree), d, lambda k: a + b * k)  # eq. (13) at the verify line a + b k
+    return oracle_seconds(oracle_steps(agree), cost.draft, cost.verify)  # eq. (13) at the same verify costs
 
 
-def oracle_plus_one(chains: list[dict], cost: tuple, k: int) -> float:
+def oracle_plus_one(chains: list[dict], cost: Costs | tuple, k: int) -> float:
     """Seconds of a stop rule that never stops early and stops right after the first rejected draft: the
     accepted run plus the rejected token (at most k). A causal rule sees a draft's confidence only once it has
     drafted it, so it avoids the rejected draft only by predicting the rejection from earlier drafts; this cap
     is what it reaches when it cannot, and never stops too early."""
-    d, a, b = cost
+    cost = Costs.of(cost)
     n, t, seconds = len(chains), 0, 0.0
     while t < n:
         accepted = chains[t]["accepted"]
         drafted = min(k, n - t - 1, accepted + 1)
-        seconds += drafted * d + a + b * drafted
+        seconds += drafted * cost.draft + cost.verify(drafted)
         t += min(drafted, accepted) + 1
     return seconds
 
@@ -175,7 +207,7 @@ def hindsight_policy(calibration, k: int, tau: float):
 TAUS = tuple(t / 20 for t in range(1, 20))  # the survival thresholds the hindsight bound tries
 
 
-def hindsight_bound(prompts: list[dict], oracles: list[float], cost: tuple, k: int) -> tuple[float, float]:
+def hindsight_bound(prompts: list[dict], oracles: list[float], cost: Costs | tuple, k: int) -> tuple[float, float]:
     """(median over prompts of oracle / seconds, tau) of the best survival threshold, both the calibration and
     tau chosen on the prompts it is scored on: what a stop rule that sees only the draft's confidence could
     reach at most, short of a better signal. oracles: oracle_one of each prompt."""
@@ -250,7 +282,10 @@ def replay(args) -> None:
     policies = candidates(k)
     table, bounds = {}, {}
     for domain in sorted({p["domain"] for p in data["prompts"]}):
-        cost = costs(domain)
+        cost = costs(domain, per_k=args.verify_cost == "per-k")
+        ks = ", ".join(f"{k}: {v:.3f}" for k, v in cost.per_k.items()) or "none"
+        print(f"{domain}: draft {cost.draft:.4f} s per token; verify line {cost.intercept:.3f} + {cost.slope:.4f} k s; "
+              f"measured verify medians (k: s) {ks}")
         prompts = [p for p in data["prompts"] if p["domain"] == domain]
         oracles = [oracle_one(p["chains"], cost) for p in prompts]
         for name, factory in policies.items():
@@ -259,7 +294,7 @@ def replay(args) -> None:
                 seconds, steps = replay_one(p["chains"], factory(), cost)
                 ratios.append(oracle / seconds)
                 # over target-only at one verify pass (a) per token: the decoding steps only, no prefill
-                rates.append(len(p["chains"]) * cost[1] / seconds)
+                rates.append(len(p["chains"]) * cost.intercept / seconds)
             table.setdefault(name, {})[domain] = (statistics.median(rates), statistics.median(ratios))
         cap = statistics.median(oracle / oracle_plus_one(p["chains"], cost, k) for p, oracle in zip(prompts, oracles))
         bounds[domain] = (*hindsight_bound(prompts, oracles, cost, k), cap)
@@ -286,6 +321,9 @@ def main(argv=None) -> None:
     r = sub.add_parser("replay", help="replay the policies on recorded chains")
     r.add_argument("chains")
     r.add_argument("--k", type=int, default=None)
+    r.add_argument("--verify-cost", choices=["per-k", "line"], default="per-k",
+                   help="cost a verify pass of k drafts at the committed runs' median for that k (the line where too "
+                        "few steps had it), or at their line a + b k throughout")
     args = parser.parse_args(argv)
     if args.cmd == "collect":
         # before any model loads: a negative --start would silently index the sets from their end

@@ -3,6 +3,7 @@ decoder's own steps (the premise of the tool), and no policy beats the oracle.""
 
 import copy
 import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from specdec.policies import make_policy
 ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("simulate_policies", ROOT / "scripts" / "simulate_policies.py")
 sim = importlib.util.module_from_spec(spec)
+sys.modules[spec.name] = sim  # its dataclass looks its module up by name
 spec.loader.exec_module(sim)
 
 N_NEW, K = 24, 6
@@ -69,6 +71,31 @@ def test_oracle_plus_one_pays_one_rejected_draft_per_step():
     assert sim.oracle_one(chains, cost) == pytest.approx(3 * d + 3 * a + 3 * b)
     assert sim.oracle_plus_one(chains, cost, k=16) == pytest.approx(5 * d + 3 * a + 5 * b)
     assert sim.oracle_plus_one(chains, cost, k=1) == pytest.approx(4 * d + 4 * a + 4 * b)  # capped: one more step
+
+
+def test_measured_verify_costs_replace_the_line_where_a_k_has_them():
+    chains = [{"confidences": [0.9] * n, "accepted": a} for n, a in zip((6, 5, 4, 3, 2, 1), (2, 1, 0, 0, 2, 1))]
+    d, a, b = 0.1, 1.0, 0.02
+    cost = sim.Costs(d, a, b, {3: 2.5, 1: 0.5})  # k = 3 dearer than its line, k = 1 cheaper; k = 0 on the line
+    # the same steps as above: oracle 2, 0, 1 drafts; plus one 3, 1, 1
+    assert sim.oracle_one(chains, cost) == pytest.approx(3 * d + (a + 2 * b) + a + 0.5)
+    assert sim.oracle_plus_one(chains, cost, k=16) == pytest.approx(5 * d + 2.5 + 0.5 + 0.5)
+    seconds, steps = sim.replay_one(chains, make_policy("fixed", 3), cost)
+    assert seconds == pytest.approx(sum(k * d + cost.verify(k) for k, _ in steps))
+    assert sim.Costs.of((d, a, b)).verify(7) == pytest.approx(a + 7 * b)  # a tuple: the line throughout
+
+
+def test_costs_take_each_k_s_median_over_the_committed_steps_after_the_first():
+    step = lambda k, v: {"k": k, "verify_seconds": v}  # noqa: E731
+    run = lambda steps: {"oracle": {"draft_seconds_per_token": 0.04, "verify_intercept": 0.25,  # noqa: E731
+                                    "verify_slope": 0.01}, "steps": [step(2, 9.0), *steps]}
+    rows = [{"variants": {"adaptive": run([step(2, 0.30), step(2, 0.20), step(5, 0.40)])}},
+            {"variants": {"adaptive": run([step(2, 0.26), step(2, 0.28), step(2, 0.27), step(1, 0.3)])}}]
+    data = {"domains": {"code": {"rows": rows}}}
+    cost = sim.costs("code", data=data)
+    assert cost.per_k == {2: pytest.approx(0.27)}  # the prefill steps (9 s) left out; k = 1 and 5 have < MIN_STEPS
+    assert cost.verify(5) == pytest.approx(0.25 + 5 * 0.01)
+    assert sim.costs("code", per_k=False, data=data).per_k == {}
 
 
 def test_hindsight_bound_is_a_replayable_rule_below_the_oracle(pair):
