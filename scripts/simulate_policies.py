@@ -110,7 +110,8 @@ class Costs:
 def costs(domain: str, per_k: bool = True, data: dict | None = None) -> Costs:
     """The committed adaptive runs' costs: medians over the prompts of each run's draft seconds per token and
     verify line, and (per_k) the median verify seconds of every step after the first (the prefill) at each k
-    drafted by at least MIN_STEPS of them. With the kernels padded, verify time is not a straight line in k."""
+    drafted by at least MIN_STEPS of them. Measured verify time need not be a straight line in k: the padded
+    kernels (specdec.kernels.MIN_ROWS) score the 2 to 4 rows of k = 1 to 3 in one time."""
     if data is None:
         data = json.loads((ROOT / "docs" / "data" / "cpu" / "policies.json").read_text())
     runs = [r["variants"]["adaptive"] for r in data["domains"][domain]["rows"]]
