@@ -98,11 +98,6 @@ class Costs:
     slope: float  # the verify line's b
     per_k: dict = field(default_factory=dict)  # k -> median verify seconds measured at that k
 
-    @classmethod
-    def of(cls, cost) -> Costs:
-        """A Costs as given, or one from a (draft, intercept, slope) tuple: the line throughout."""
-        return cost if isinstance(cost, Costs) else cls(*cost)
-
     def verify(self, k: int) -> float:
         return self.per_k.get(k, self.intercept + self.slope * k)
 
@@ -125,12 +120,11 @@ def costs(domain: str, per_k: bool = True, data: dict | None = None) -> Costs:
     return Costs(*line, medians)
 
 
-def replay_one(chains: list[dict], policy, cost: Costs | tuple) -> tuple[float, list[tuple[int, int]]]:
+def replay_one(chains: list[dict], policy, cost: Costs) -> tuple[float, list[tuple[int, int]]]:
     """(seconds, [(drafted, accepted) per step]) of one policy on one prompt's chains: the decoder's loop
     (specdec.decoding.speculative_generate) without the models."""
     from specdec.policies import StepOutcome
 
-    cost = Costs.of(cost)
     n, t, seconds, steps = len(chains), 0, 0.0, []
     while t < n:
         budget = min(policy.budget(), n - t - 1)
@@ -150,20 +144,18 @@ def replay_one(chains: list[dict], policy, cost: Costs | tuple) -> tuple[float, 
     return seconds, steps
 
 
-def oracle_one(chains: list[dict], cost: Costs | tuple) -> float:
+def oracle_one(chains: list[dict], cost: Costs) -> float:
     from specdec.theory import oracle_seconds, oracle_steps
 
-    cost = Costs.of(cost)
     agree = [c["accepted"] > 0 for c in chains]
     return oracle_seconds(oracle_steps(agree), cost.draft, cost.verify)  # eq. (13) at the same verify costs
 
 
-def oracle_plus_one(chains: list[dict], cost: Costs | tuple, k: int) -> float:
+def oracle_plus_one(chains: list[dict], cost: Costs, k: int) -> float:
     """Seconds of a stop rule that never stops early and stops right after the first rejected draft: the
     accepted run plus the rejected token (at most k). A causal rule sees a draft's confidence only once it has
     drafted it, so it avoids the rejected draft only by predicting the rejection from earlier drafts; this cap
     is what it reaches when it cannot, and never stops too early."""
-    cost = Costs.of(cost)
     n, t, seconds = len(chains), 0, 0.0
     while t < n:
         accepted = chains[t]["accepted"]
@@ -208,7 +200,7 @@ def hindsight_policy(calibration, k: int, tau: float):
 TAUS = tuple(t / 20 for t in range(1, 20))  # the survival thresholds the hindsight bound tries
 
 
-def hindsight_bound(prompts: list[dict], oracles: list[float], cost: Costs | tuple, k: int) -> tuple[float, float]:
+def hindsight_bound(prompts: list[dict], oracles: list[float], cost: Costs, k: int) -> tuple[float, float]:
     """(median over prompts of oracle / seconds, tau) of the best survival threshold, both the calibration and
     tau chosen on the prompts it is scored on: what a stop rule that sees only the draft's confidence could
     reach at most, short of a better signal. oracles: oracle_one of each prompt."""

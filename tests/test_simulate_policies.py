@@ -47,7 +47,7 @@ def test_replay_takes_the_decoders_steps(pair, name, factory):
     assert len(chains) == N_NEW and 0 < sum(c["accepted"] for c in chains) < N_NEW * K  # partial agreement
     _, trace = speculative_generate(target, draft, ids, max_new_tokens=N_NEW, k=K, temperature=0.0,
                                     generator=torch.Generator().manual_seed(0), policy=factory(), record=True)
-    _, steps = sim.replay_one(chains, factory(), (0.1, 1.0, 0.02))
+    _, steps = sim.replay_one(chains, factory(), sim.Costs(0.1, 1.0, 0.02))
     assert steps == [(s.k, s.n_accepted) for s in trace.steps]
     assert len(steps) > 3
 
@@ -55,7 +55,7 @@ def test_replay_takes_the_decoders_steps(pair, name, factory):
 def test_no_policy_beats_the_oracle(pair):
     target, draft = pair
     chains = sim.record_chains(target, draft, torch.tensor([3, 3, 4]), N_NEW, K)
-    cost = (0.15, 1.0, 0.03)
+    cost = sim.Costs(0.15, 1.0, 0.03)
     oracle = sim.oracle_one(chains, cost)
     for name, factory in [*policies(), *((n, lambda f=f: f(K)) for n, f in sim.study().items())]:
         seconds, steps = sim.replay_one(chains, factory(), cost)
@@ -66,7 +66,8 @@ def test_no_policy_beats_the_oracle(pair):
 def test_oracle_plus_one_pays_one_rejected_draft_per_step():
     # agreements T T F F T T: accepted runs from each start 2 1 0 0 2 1 (chains of at most n - t tokens)
     chains = [{"confidences": [0.9] * n, "accepted": a} for n, a in zip((6, 5, 4, 3, 2, 1), (2, 1, 0, 0, 2, 1))]
-    d, a, b = cost = (0.1, 1.0, 0.02)
+    d, a, b = 0.1, 1.0, 0.02
+    cost = sim.Costs(d, a, b)
     # oracle steps (eq. 13): 2, 0, 1 drafts; plus one: 3 (2 accepted + the rejected), 1 (the rejected), 1 (the end)
     assert sim.oracle_one(chains, cost) == pytest.approx(3 * d + 3 * a + 3 * b)
     assert sim.oracle_plus_one(chains, cost, k=16) == pytest.approx(5 * d + 3 * a + 5 * b)
@@ -82,7 +83,7 @@ def test_measured_verify_costs_replace_the_line_where_a_k_has_them():
     assert sim.oracle_plus_one(chains, cost, k=16) == pytest.approx(5 * d + 2.5 + 0.5 + 0.5)
     seconds, steps = sim.replay_one(chains, make_policy("fixed", 3), cost)
     assert seconds == pytest.approx(sum(k * d + cost.verify(k) for k, _ in steps))
-    assert sim.Costs.of((d, a, b)).verify(7) == pytest.approx(a + 7 * b)  # a tuple: the line throughout
+    assert sim.Costs(d, a, b).verify(7) == pytest.approx(a + 7 * b)  # no measured medians: the line throughout
 
 
 def test_costs_take_each_k_s_median_over_the_committed_steps_after_the_first():
@@ -101,7 +102,7 @@ def test_costs_take_each_k_s_median_over_the_committed_steps_after_the_first():
 def test_hindsight_bound_is_a_replayable_rule_below_the_oracle(pair):
     target, draft = pair
     prompts = [{"chains": sim.record_chains(target, draft, torch.tensor(ids), N_NEW, K)} for ids in ([3, 3, 4], [1, 5, 2])]
-    cost = (0.15, 1.0, 0.03)
+    cost = sim.Costs(0.15, 1.0, 0.03)
     bound, tau = sim.hindsight_bound(prompts, [sim.oracle_one(p["chains"], cost) for p in prompts], cost, K)
     assert tau in sim.TAUS and 0 < bound <= 1 + 1e-9
     calibration = sim.hindsight_calibration(prompts)
