@@ -313,7 +313,6 @@ def _best_oracle_speedup(domain: str, what: str):
     """Over the core set's prompts, the oracle draft length's speedup (eq. 13) with the domain's best drafter,
     each from that run's own recorded steps and costs: the median or its 95% interval. No length policy for
     that drafter can pass it."""
-
     return lambda a: _median_or_ci(a, _best_oracle_speedups(a, domain), what)
 
 
