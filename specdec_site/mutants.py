@@ -1,10 +1,11 @@
 """Mutation testing of the exactness checks: known wrong variants of the rule must fail them.
 
-A check that never fails proves nothing. Each `Mutant` is one small edit of this package's own source
-(the bugs peers shipped: a biased acceptance test, the wrong residual, the bonus token from the wrong
-row, q not being the distribution the draft sampled from, a KV-cache rollback off by one). `mutated`
-compiles the edited source and swaps the edited function in everywhere it is referenced, for the
-duration of a `with` block; `CHECKS` are the quick exactness checks (exact enumeration, a one-step
+A check that never fails proves nothing. Each `Mutant` is one small edit of the library's source
+(`specdec/`; the bugs peers shipped: a biased acceptance test, the wrong residual, the bonus token from the
+wrong row, q not being the distribution the draft sampled from, a KV-cache rollback off by one). The harness
+lives here, in the build package, so that the library carries no test machinery: `mutated` compiles the
+edited source and swaps the edited function in everywhere it is referenced (every loaded module), for the
+duration of a `with` block; `naive_rule()` is the wrong residual alone (the Exactness page's second rule); `CHECKS` are the quick exactness checks (exact enumeration, a one-step
 statistical test through `verify_draft` alone, greedy equality and a sampled test on tiny models).
 `mutation_table` runs every check on the correct code and on every mutant: the tests require the
 correct code to pass all and every mutant to fail at least one; the Exactness page shows the table.
@@ -40,8 +41,8 @@ MUTANTS = (
     Mutant("biased_acceptance_1pct", "accept with probability 0.99 min(1, p/q)", "verify", "verify_draft",
            "accepted = uniforms < accept_probs", "accepted = uniforms < accept_probs * 0.99"),
     Mutant("wrong_residual", "resample from norm(max(0, p - a q)), a of the rejected token", "verify",
-           "residual_distribution", "residual = (p_row - q_row).clamp_min(0.0)",
-           "residual = (p_row - acceptance_probability(p_row[draft_token], q_row[draft_token]) * q_row).clamp_min(0.0)"),
+           "verify_draft", "residual = residual_distribution(p_target[n_accepted], q_draft[n_accepted])",
+           "residual = naive_residual(p_target[n_accepted], q_draft[n_accepted], draft_tokens[n_accepted])"),
     Mutant("bonus_wrong_row", "bonus token drawn from p_target[k - 1] instead of p_target[k]", "verify",
            "verify_draft", "extra = sample(p_target[k], generator)", "extra = sample(p_target[k - 1], generator)"),
     Mutant("q_not_sampled", "the draft samples at half the temperature; q is reported at the full one",
@@ -60,13 +61,19 @@ def _lookup(module, dotted: str):
     return owner, name, getattr(owner, name)
 
 
+BY_NAME = {m.name: m for m in MUTANTS}
+
+
 def _compile_mutant(mutant: Mutant) -> tuple[object, str, Callable, Callable]:
+    from .exact import naive_residual
+
     module = importlib.import_module(f"specdec.{mutant.module}")
     owner, name, original = _lookup(module, mutant.function)
     source = textwrap.dedent(inspect.getsource(original))
     if source.count(mutant.old) != 1:
         raise ValueError(f"mutant {mutant.name}: {mutant.old!r} does not occur once in {mutant.function}")
-    namespace = dict(vars(module))  # the module's imports and helpers; the edited def is added
+    # the module's imports and helpers, and the wrong residual a mutant may call; the edited def is added
+    namespace = {**vars(module), "naive_residual": naive_residual}
     exec(compile(source.replace(mutant.old, mutant.new), f"<mutant {mutant.name}>", "exec"), namespace)
     replacement = namespace[name]
     for attr in ("__kwdefaults__", "__defaults__"):  # defaults evaluated in the module, not re-made
@@ -78,33 +85,26 @@ def _compile_mutant(mutant: Mutant) -> tuple[object, str, Callable, Callable]:
 def mutated(mutant: Mutant):
     """Within the block, `mutant.function` is the edited one wherever specdec references it."""
     owner, name, original, replacement = _compile_mutant(mutant)
-    swaps = [(owner, name, getattr(owner, name))]
-    for mod in [m for key, m in sys.modules.items() if key == "specdec" or key.startswith("specdec.")]:
-        for attr, value in list(vars(mod).items()):
-            if value is original and (mod, attr) != (owner, name):
-                swaps.append((mod, attr, value))
-    # Functions taking the original as a default argument (residual_fn=residual_distribution), also
-    # behind decorators such as torch.inference_mode.
-    defaults = []
-    for mod in [m for key, m in sys.modules.items() if key.startswith("specdec.")]:
-        for value in list(vars(mod).values()):
-            fn = inspect.unwrap(value) if callable(value) else None
-            if inspect.isfunction(fn) and (any(v is original for v in (fn.__defaults__ or ()))
-                                           or any(v is original for v in (fn.__kwdefaults__ or {}).values())):
-                defaults.append((fn, fn.__defaults__, fn.__kwdefaults__))
-    swap = lambda v: replacement if v is original else v  # noqa: E731
+    # Every reference, in any loaded module (the library's own, the build's, a test's `from specdec import ...`).
+    swaps = [(owner, name, original)]
+    for mod in list(sys.modules.values()):
+        try:
+            items = list(vars(mod).items())
+        except TypeError:
+            continue
+        swaps += [(mod, attr, value) for attr, value in items if value is original and (mod, attr) != (owner, name)]
     try:
         for obj, attr, _ in swaps:
             setattr(obj, attr, replacement)
-        for fn, pos, kw in defaults:
-            fn.__defaults__ = tuple(map(swap, pos)) if pos else pos
-            fn.__kwdefaults__ = {key: swap(v) for key, v in kw.items()} if kw else kw
         yield mutant
     finally:
         for obj, attr, value in swaps:
             setattr(obj, attr, value)
-        for fn, pos, kw in defaults:
-            fn.__defaults__, fn.__kwdefaults__ = pos, kw
+
+
+def naive_rule():
+    """verify_draft with the wrong residual norm(max(0, p - alpha q)), within a `with` block."""
+    return mutated(BY_NAME["wrong_residual"])
 
 
 # ---------------------------------------------------------------- the quick exactness checks
@@ -113,8 +113,9 @@ def mutated(mutant: Mutant):
 def check_enumeration() -> str | None:
     """Exact: the first emitted token of verify_draft is distributed as p_target[0] (boundary replays),
     and an all-accepted step's bonus comes from p_target[k]. None if it passes, else why not."""
+    from specdec.verify import verify_draft
+
     from .exact import COUNTEREXAMPLE_P, COUNTEREXAMPLE_Q, first_token_distribution
-    from .verify import verify_draft
 
     gen = torch.Generator().manual_seed(7)
     cases = [(torch.tensor(COUNTEREXAMPLE_P, dtype=torch.float64), torch.tensor(COUNTEREXAMPLE_Q, dtype=torch.float64))]
@@ -143,7 +144,7 @@ def check_acceptance_statistics(n_draws: int = 1_000_000, z_max: float = 6.0) ->
     """Statistical, one step, no model: 10^6 independent accept decisions of verify_draft (one call, k = 10^6
     positions, each drafted from its own q), binned by token; the accepted fraction must match
     min(q, p) per token within z_max standard errors. Power: a 1% bias in the comparison is > 10 sigma."""
-    from .verify import verify_draft
+    from specdec.verify import verify_draft
 
     gen = torch.Generator().manual_seed(11)
     p_row = torch.tensor([0.40, 0.30, 0.20, 0.10], dtype=torch.float64)
@@ -164,15 +165,15 @@ def check_acceptance_statistics(n_draws: int = 1_000_000, z_max: float = 6.0) ->
     return None
 
 
-def _tiny_pair(vocab: int = 6):
+def _tiny_pair(vocab: int = 6, init_scale: float = 0.6):
     from .exact import make_tiny_lm
 
-    return make_tiny_lm(1, vocab, 0.6), make_tiny_lm(2, vocab, 0.6)
+    return make_tiny_lm(1, vocab, init_scale), make_tiny_lm(2, vocab, init_scale)
 
 
 def check_greedy_equality() -> str | None:
     """Token for token: greedy speculative decoding equals greedy decoding of the target (tiny models)."""
-    from . import decoding
+    from specdec import decoding
 
     target, draft = _tiny_pair(12)
     for seed in range(4):
@@ -188,18 +189,21 @@ def check_greedy_equality() -> str | None:
 
 
 def check_sampled_sequences(n_runs: int = 2000, alpha: float = 1e-3) -> str | None:
-    """Statistical, through the decoder: 3 tokens sampled at T = 1 with k = 2 from tiny models, chi-square
-    against the exact distribution of the target's own sampling."""
-    from .exact import chi_square_test, sample_sequence_counts, sequence_distribution
-    from .sampling import SamplingConfig
+    """Statistical, through the decoder: 2 tokens sampled at T = 1 with k = 1 from tiny models, chi-square against
+    the exact distribution of the target's own sampling. Aimed at a wrong q: 4 ids and flat models (init range
+    0.3), so that every one of the 16 sequences is a bin and a draft sampling at another temperature than the q it
+    reports moves them far (p ~ 1e-10 at 1000 runs, where the earlier 3 tokens of 6 ids needed 2000 for 1e-8)."""
+    from specdec.sampling import SamplingConfig
 
-    target, draft = _tiny_pair(6)
-    prompt = torch.tensor([1, 4])
-    exact = sequence_distribution(target, prompt, 3, SamplingConfig(1.0))
+    from .exact import chi_square_test, sample_sequence_counts, sequence_distribution
+
+    target, draft = _tiny_pair(4, 0.3)
+    prompt = torch.tensor([1, 3])
+    exact = sequence_distribution(target, prompt, 2, SamplingConfig(1.0))
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        counts = sample_sequence_counts(target, draft, prompt, 3, n_runs, seed=3, k=2, temperature=1.0)
+        counts = sample_sequence_counts(target, draft, prompt, 2, n_runs, seed=3, k=1, temperature=1.0)
     finally:
         torch.set_num_threads(threads)
     result = chi_square_test(counts, exact)
@@ -216,15 +220,17 @@ CHECKS: dict[str, Callable[[], str | None]] = {
 }
 
 
+def run_check(name: str, sampled_runs: int = 2000) -> str | None:
+    """One check: None (passed) or the reason it failed; an exception inside it is a failure too."""
+    try:
+        return CHECKS[name](n_runs=sampled_runs) if name == "sampled_sequences" else CHECKS[name]()
+    except Exception as err:  # a mutant may crash a check: that is a detection, recorded as such
+        return f"{type(err).__name__}: {err}"
+
+
 def run_checks(sampled_runs: int = 2000) -> dict[str, str | None]:
-    """{check: None (passed) or the reason it failed}; an exception inside a check is a failure too."""
-    out = {}
-    for name, check in CHECKS.items():
-        try:
-            out[name] = check(n_runs=sampled_runs) if name == "sampled_sequences" else check()
-        except Exception as err:  # a mutant may crash a check: that is a detection, recorded as such
-            out[name] = f"{type(err).__name__}: {err}"
-    return out
+    """{check: None (passed) or the reason it failed}, every check."""
+    return {name: run_check(name, sampled_runs) for name in CHECKS}
 
 
 def mutation_table(mutants=MUTANTS, sampled_runs: int = 2000, progress=lambda it, **kw: it) -> list[dict]:

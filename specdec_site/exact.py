@@ -1,7 +1,9 @@
 """Exact distributions, for the exactness tests and the Exactness page, and the objects they share.
 
-One home for what the tests and the build's exactness stage both use: the tiny random models
-(`make_tiny_lm`), the wrong residual (`naive_residual`) and the counterexample p, q (`COUNTEREXAMPLE_P/Q`).
+Test machinery, so it lives in the build package, not in the library (`specdec/`): one home for what the
+tests and the build's exactness stage both use: the tiny random models (`make_tiny_lm`), the wrong residual
+(`naive_residual`, plugged into verify_draft by `specdec_site.mutants.naive_rule()`) and the counterexample
+p, q (`COUNTEREXAMPLE_P/Q`).
 
 `first_token_distribution` enumerates verify_draft's branches exactly: for each draft token x, the
 acceptance probability verify_draft reports, the accept branch (replayed draw r = 0) and the reject
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import torch
 
-from .verify import acceptance_probability, residual_distribution, verify_draft
+from specdec.verify import acceptance_probability, verify_draft
 
 # The math page's counterexample, eq. (9): p = (0.4, 0.3, 0.3), q = (0.6, 0.1, 0.3), k = 1. The second
 # row of p is the (unused) distribution after the draft, which the bonus token would come from.
@@ -59,8 +61,9 @@ def naive_residual(p_row: torch.Tensor, q_row: torch.Tensor, draft_token) -> tor
     return residual / residual.sum()
 
 
-def first_token_distribution(p_target: torch.Tensor, q_draft: torch.Tensor, residual_fn=residual_distribution):
-    """Exact distribution (V,) float64 of the first emitted token of verify_draft.
+def first_token_distribution(p_target: torch.Tensor, q_draft: torch.Tensor):
+    """Exact distribution (V,) float64 of the first emitted token of verify_draft (as it is now: under
+    `mutants.naive_rule()`, that of the wrong residual).
 
     For each draft token x, a = min(1, p(x)/q(x)) is computed HERE (not read from verify_draft), and
     verify_draft's comparison is replayed just below a (the draws in [0, a) must accept) and just above
@@ -82,7 +85,7 @@ def first_token_distribution(p_target: torch.Tensor, q_draft: torch.Tensor, resi
         def replay(r: float, draft_tokens=draft_tokens):
             uniforms = torch.full((k,), r, dtype=q_draft.dtype)
             uniforms[1:] = 1.0  # later positions reject: only the first matters here
-            return verify_draft(draft_tokens, q_draft, p_target, gen, residual_fn=residual_fn, uniforms=uniforms)
+            return verify_draft(draft_tokens, q_draft, p_target, gen, uniforms=uniforms)
 
         if a > 0:
             below = replay(a * (1 - eps))
@@ -104,7 +107,7 @@ def sequence_distribution(model, prompt: torch.Tensor, n_new: int, config) -> di
     One batched forward pass (no KV cache) per length over all prefixes, so it shares nothing with the
     decoder it checks. Only for tiny vocabularies: V^n sequences.
     """
-    from .sampling import probs_from_logits
+    from specdec.sampling import probs_from_logits
 
     vocab = model.config.vocab_size
     probs = {(): 1.0}
@@ -121,9 +124,9 @@ def sample_sequence_counts(target, draft, prompt: torch.Tensor, n_new: int, n_ru
     """How often each sequence of n_new tokens came out of n_runs speculative_generate calls.
 
     One torch.Generator seeded with `seed` drives all runs, so the counts replay exactly. kwargs go to
-    speculative_generate (k, temperature, top_k, top_p, policy, residual_fn, ...).
+    speculative_generate (k, temperature, top_k, top_p, policy, ...).
     """
-    from .decoding import speculative_generate
+    from specdec.decoding import speculative_generate
 
     gen = torch.Generator().manual_seed(seed)
     counts: dict[tuple, int] = {}

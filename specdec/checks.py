@@ -1,0 +1,58 @@
+"""Argument checks shared by the decoders, the drafters and the policies: one rule per kind of scalar.
+
+An integer argument (an id, a count, k, a budget) is a Python int, a NumPy integer or a 0-d integer tensor;
+a bool is not an integer here (True would silently be 1), nor is a float or a string ("12" must not be read
+as the ids {1, 2}). Random draws need an explicit torch.Generator, so that every run can be replayed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import torch
+
+
+class ArgumentError(TypeError, ValueError):
+    """A bad argument: of the wrong type or out of range (either `except` clause catches it)."""
+
+
+def as_int(value, rule: str) -> int:
+    """`value` as a Python int, or an ArgumentError saying `rule` (e.g. "k must be >= 1") and what was given."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, torch.Tensor) and value.dim() == 0 and value.dtype in _INT_DTYPES:
+        return int(value)
+    if type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0 and value.dtype.kind in "iu":
+        return int(value)
+    raise ArgumentError(f"{rule}, got {type(value).__name__} {value!r}")
+
+
+def as_count(value, rule: str, low: int, high: int | None = None) -> int:
+    """An integer in [low, high] (high None: no upper bound), or an ArgumentError saying `rule`."""
+    n = as_int(value, rule)
+    if n < low or (high is not None and n > high):
+        raise ArgumentError(f"{rule}, got {n}")
+    return n
+
+
+_INT_DTYPES = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
+
+
+def eos_set(eos_token_id) -> set[int]:
+    """None, one id, or an iterable of ids -> the set of end-of-sequence ids (never a string's characters)."""
+    if eos_token_id is None:
+        return set()
+    if isinstance(eos_token_id, (str, bytes)):
+        raise ArgumentError(f"eos_token_id must be an id or a list of ids, got the string {eos_token_id!r}")
+    if isinstance(eos_token_id, Iterable) and not (isinstance(eos_token_id, torch.Tensor) and eos_token_id.dim() == 0):
+        ids = list(eos_token_id.tolist() if isinstance(eos_token_id, torch.Tensor) else eos_token_id)
+        return {as_count(t, "each eos_token_id must be an id >= 0", 0) for t in ids}
+    return {as_count(eos_token_id, "eos_token_id must be an id >= 0 or a list of ids", 0)}
+
+
+def check_generator(generator) -> torch.Generator:
+    """Every draw goes through an explicit generator; None would silently use the global RNG (not replayable)."""
+    if not isinstance(generator, torch.Generator):
+        raise ArgumentError(f"generator must be a torch.Generator (e.g. torch.Generator().manual_seed(0)), so that the "
+                        f"run can be replayed; got {type(generator).__name__}")
+    return generator
