@@ -40,7 +40,8 @@ def record_chains(target, draft, ids, n: int, k: int, vocab_size: int | None = N
     import torch
 
     from specdec import autoregressive_generate
-    from specdec.decoding import CachedLM, resolve_vocab_size
+    from specdec.cache import CachedLM
+    from specdec.decoding import resolve_vocab_size
     from specdec.drafters import draft_confidence
     from specdec.sampling import SamplingConfig
 

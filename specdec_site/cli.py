@@ -13,8 +13,8 @@ from specdec.fileio import sha256_file, write_json_atomic
 
 from .config import build_config
 from .context import BuildContext, BuildError
-from .freshness import RecordedConfig, stage_code_hash, stage_settings
-from .meta import ROOT, SCHEMA_VERSION, MemorySampler, code_hash, config_hash, metadata
+from .freshness import RecordedConfig, code_hash, stage_code_hash, stage_settings
+from .meta import ROOT, SCHEMA_VERSION, MemorySampler, config_hash, metadata
 from .prompts import PROMPTS
 from .stages import STAGES
 
@@ -85,11 +85,24 @@ def out_problem(out: Path) -> str | None:
     return None
 
 
+def prove_writable(out: Path) -> None:
+    """Create the artifact folder and a temporary file in it, before any model loads: a folder that the checks above
+    passed can still refuse writes (a read-only mount, /proc, a full disk, root on a folder it may not write)."""
+    import tempfile
+
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=out, prefix=".write-test-"):
+            pass
+    except OSError as err:
+        raise BuildError(f"--out {out}: cannot write there ({err.strerror or err}); nothing was run") from err
+
+
 def staleness(stage, path: Path, config: dict) -> str | None:
     """Why the stage's artifact must be rebuilt (None: it is up to date): missing, other settings, or produced by
     other code than the repository's now. `config` is the stage's full settings dict. An artifact that records
     per-stage digests (freshness.py) is judged on the code its stage runs and the settings it reads; an older one on
-    all of the data code (meta.DATA_CODE) and all of the settings."""
+    all of the data code (freshness.code_hash) and all of the settings."""
     try:
         meta = stage.read_meta(json.loads(path.read_text()))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -133,6 +146,7 @@ def main(argv=None) -> int:
     ctx = make_context(args)
     cfg = build_config(args.quick, args.k, args.temperature)
     out = Path(args.out) if args.out else ROOT / "docs" / "data" / ctx.device.type
+    prove_writable(out)
     stages = [STAGES[s] for s in args.stages.split(",")]
 
     # Which stages are stale? Decided before loading any model (a no-op run takes a second).
@@ -155,6 +169,7 @@ def main(argv=None) -> int:
             start = time.perf_counter()
             meta = metadata(ctx, stage.name, configs[stage.name], with_models=stage.models)
             # The per-stage digests that staleness() reads (freshness.py): this stage's code and settings.
+            meta["code_sha256"] = code_hash()
             meta["stage_code_sha256"] = stage_code_hash(stage.name)
             meta["stage_config_hash"] = config_hash(stage_settings(stage.name, configs[stage.name]))
             recorded = RecordedConfig(cfg)

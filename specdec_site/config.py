@@ -11,11 +11,9 @@ class BuildConfig:
     trace_tokens: int = 48  # new tokens per recorded trace (stops early at end-of-turn)
     trace_k: int = 4  # k of the fixed-k traces
     adaptive_trace_k: int = 16  # the cap of the adaptive-policy traces (variable draft lengths)
-    sweep_tokens: int = 48  # new tokens per sweep run (as in the policies stage)
-    sweep_ks: tuple = (1, 2, 3, 4, 5, 6, 7, 8)  # the k values of the sweep
-    # k-sweep repetitions per mode, each on the next public prompt of the domain from the first (greedy: the
-    # matrix's policy_prompts, so the sweep's k = 4 and the policies stage's fixed k decode the same prompts)
-    reps: dict = field(default_factory=lambda: {"greedy": 6, "sampled": 3})
+    # the k values of the fixed-k sweep, run greedily in the policies stage on the matrix's prompts (policy_tokens
+    # each; the k = fixed_k run is the fixed variant's, and the target-only run is the prompt's one)
+    sweep_ks: tuple = (1, 2, 3, 4, 5, 6, 7, 8)
     fixed_k: int = 4  # k of the policies stage's fixed-k variant and of Hugging Face's constant schedule
     exact_samples: int = 10_000  # sampled sequences per rule in the exactness stage
     mutation_sampled_runs: int = 2000  # sampled sequences of the mutation table's statistical check, per variant
@@ -38,8 +36,7 @@ class BuildConfig:
 FULL = BuildConfig()
 QUICK = BuildConfig(
     trace_prompts={"code": 1, "prose": 1}, trace_tokens=8, adaptive_trace_k=4,
-    sweep_tokens=8, sweep_ks=(1, 2),
-    reps={"greedy": 1, "sampled": 1}, fixed_k=2, exact_samples=300, mutation_sampled_runs=200, policy_prompts={"code": 1, "prose": 1},
+    sweep_ks=(1, 2), fixed_k=2, exact_samples=300, mutation_sampled_runs=200, policy_prompts={"code": 1, "prose": 1},
     core_prompts={"code": 2, "prose": 2}, policy_tokens=8, quick=True,
 )
 

@@ -22,7 +22,7 @@ KEYS = {
     "playground": COMMON_KEYS + ("rule", "speedup", "race", "palette"),
 }
 SPECIAL = ("values", "visualizer", "playground")  # file names that are not figures
-ARTIFACTS = ("traces", "benchmark", "policies", "exactness")  # docs/data/<device>/NAME.json: the sources
+ARTIFACTS = ("traces", "policies", "exactness")  # docs/data/<device>/NAME.json: the sources
 
 
 def kind_of(name: str) -> str:

@@ -1,6 +1,6 @@
 """Plotly figures from the build artifacts: one `fig_<what>` per figure, listed in the FIGURES table.
 
-Each takes the loaded artifacts {"traces", "benchmark", "exactness"} and returns a plotly Figure; the
+Each takes the loaded artifacts {"traces", "policies", "exactness"} and returns a plotly Figure; the
 writer (`specdec_site.site_files`) serialises them in the format of `contract`. Colours live in PALETTE,
 shared with the Step Visualizer (which reads them from visualizer.json).
 """
@@ -49,7 +49,7 @@ def label(sweep: dict) -> str:
 
 def fig_speedup_vs_k(a) -> go.Figure:
     fig = go.Figure()
-    for s in a["benchmark"]["sweeps"]:
+    for s in a["policies"]["sweeps"]:
         ks = [r["k"] for r in s["spec"]]
         med = [r["speedup"]["median"] for r in s["spec"]]
         color, dash = PALETTE[s["domain"]], DASH[s["mode"]]
@@ -62,14 +62,14 @@ def fig_speedup_vs_k(a) -> go.Figure:
                         name=f"predicted (α, c, verify cost): {label(s)}", legendgroup=label(s),
                         line={"color": color, "dash": "dot", "width": 1.5}, opacity=0.7)
     fig.add_hline(y=1, line={"color": "gray", "width": 1})
-    fig.update_layout(**layout("Speedup over target-only decoding vs k (median, min–max over reps)", "k (draft tokens per step)",
+    fig.update_layout(**layout("Speedup over target-only decoding vs k (median, min–max over prompts)", "k (draft tokens per step)",
                                "speedup ×"))
     return fig
 
 
 def fig_theory_vs_measured(a) -> go.Figure:
     fig = go.Figure()
-    for s in a["benchmark"]["sweeps"]:
+    for s in a["policies"]["sweeps"]:
         if s["mode"] != "greedy":
             continue
         ks = [r["k"] for r in s["spec"]]
@@ -95,7 +95,7 @@ def predicted_from_tpp(r: dict) -> float:
 
 def fig_acceptance_vs_k(a) -> go.Figure:
     fig = go.Figure()
-    for s in a["benchmark"]["sweeps"]:
+    for s in a["policies"]["sweeps"]:
         fig.add_scatter(x=[r["k"] for r in s["spec"]], y=[r["alpha"] for r in s["spec"]], name=label(s),
                         mode="lines+markers", line={"color": PALETTE[s["domain"]], "dash": DASH[s["mode"]]})
     fig.update_layout(**layout("Acceptance rate α (accepted / drafted) vs k", "k", "α", yaxis={"range": [0, 1.02], "title": {"text": "α"}}))
@@ -104,7 +104,7 @@ def fig_acceptance_vs_k(a) -> go.Figure:
 
 def fig_tokens_per_pass(a) -> go.Figure:
     fig = go.Figure()
-    for s in a["benchmark"]["sweeps"]:
+    for s in a["policies"]["sweeps"]:
         ks = [r["k"] for r in s["spec"]]
         fig.add_scatter(x=ks, y=[r["tokens_per_target_pass"] for r in s["spec"]], name=f"measured: {label(s)}",
                         mode="lines+markers", line={"color": PALETTE[s["domain"]], "dash": DASH[s["mode"]]})
@@ -126,7 +126,7 @@ def fig_accepted_length_histogram(a) -> go.Figure:
     k = a["traces"]["runs"][0]["trace"]["k"]
     fig = go.Figure()
     for domain in ("code", "prose"):
-        s = pick(a["benchmark"]["sweeps"], domain, "greedy")
+        s = pick(a["policies"]["sweeps"], domain, "greedy")
         r = at_k(s, min(k, max(x["k"] for x in s["spec"])))
         total = sum(r["accepted_length_histogram"]) or 1
         fig.add_bar(x=list(range(len(r["accepted_length_histogram"]))), y=[h / total for h in r["accepted_length_histogram"]],
@@ -138,7 +138,7 @@ def fig_accepted_length_histogram(a) -> go.Figure:
 
 def fig_per_position_acceptance(a) -> go.Figure:
     fig = go.Figure()
-    for s in a["benchmark"]["sweeps"]:
+    for s in a["policies"]["sweeps"]:
         r = s["spec"][-1]
         fig.add_scatter(x=list(range(1, r["k"] + 1)), y=r["per_position_acceptance"], name=f"{label(s)}, k={r['k']}",
                         mode="lines+markers", line={"color": PALETTE[s["domain"]], "dash": DASH[s["mode"]]})
@@ -149,7 +149,7 @@ def fig_per_position_acceptance(a) -> go.Figure:
 
 def fig_time_breakdown(a) -> go.Figure:
     fig = go.Figure()
-    s = pick(a["benchmark"]["sweeps"], "code", "greedy")
+    s = pick(a["policies"]["sweeps"], "code", "greedy")
     n = s["new_tokens"] * len(s["target_only"]["seconds"]["values"])
     ks = [str(r["k"]) for r in s["spec"]]
     fig.add_bar(x=["target only", *ks], y=[s["target_only"]["seconds"]["median"] / s["new_tokens"]] + [None] * len(ks),

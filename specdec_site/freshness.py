@@ -1,44 +1,44 @@
 """Which code and which settings each stage's artifact depends on, so that a change reruns only the stages it touches.
 
-A full build takes about 66 min on the 2-core CPU host of the committed data (169 on a slower one), the policies
-stage alone about 39. Before this table, any edit
-to the data code (meta.DATA_CODE) or to any build setting made all five artifacts stale. Now each artifact records
-(cli.py) a digest of the code its stage runs, SHARED_CODE plus STAGE_CODE[stage], and of the settings it reads,
-STAGE_CONFIG[stage]; the build reruns the stages whose digests changed.
+Each artifact records (cli.py) a digest of the code its stage runs and of the settings it reads; the build reruns the
+stages whose digests changed. The code a stage runs is found, not listed: its module (stages.STAGE_MODULES) and
+everything it imports inside this repository, followed through the library (`specdec/`, whose lazy `from specdec
+import X` names resolve through its export table) and the build package, plus the entry points and the model
+context every stage goes through (ENTRY). So an edit to the exactness stage's module reruns that stage alone, an
+edit to `specdec/verify.py` every stage, and an edit to `specdec/models.py` the stages that load models.
 
-Kept honest three ways:
-- tests/test_guards.py checks that SHARED_CODE, STAGE_CODE and config.py cover meta.DATA_CODE exactly, and that a
-  stage's own module is imported only by modules of the same stage (stages.py only names `<module>.run` in its table);
+Kept honest two ways:
+- tests/test_guards.py edits a copy of the tree and checks which stages' digests change;
 - cli.py runs each stage with a recording config (RecordedConfig) and refuses to write an artifact whose stage read a
-  setting that STAGE_CONFIG does not list for it;
-- config.py is in no code digest: what it holds reaches a stage only as the settings above, which are hashed by value.
+  setting that STAGE_CONFIG does not list for it; config.py is in no code digest: what it holds reaches a stage only
+  as the settings below, which are hashed by value.
 An artifact written before these digests existed carries only the global code_sha256 and is judged by it.
 """
 
 from __future__ import annotations
 
+import ast
 import functools
+import json
+from pathlib import Path
 
-from .meta import code_files, hash_files
+from .meta import ROOT, hash_paths
 
-# Code every stage runs: the decoder, the model context, the prompts, the stage table, the entry points.
-SHARED_CODE = ("specdec/*.py", "specdec_site/__init__.py", "specdec_site/__main__.py", "specdec_site/context.py",
-               "specdec_site/meta.py", "specdec_site/prompts.py", "specdec_site/stages.py", "scripts/build_data.py")
-# Code only some stages run (the traces, exactness and notebook stages live in stages.py).
-STAGE_CODE = {
-    "traces": (),
-    "benchmark": ("specdec_site/benchmark.py", "specdec_site/public_prompts.py"),
-    "policies": ("specdec_site/policies_stage.py", "specdec_site/hf.py", "specdec_site/public_prompts.py"),
-    "exactness": (),
-    "notebook": (),
-}
+# What every stage runs besides its own module: the entry points and the table of stages, hashed but not followed
+# (they import the command line, and the table names every stage's run), and the metadata writer, followed.
+ENTRY = ("scripts/build_data.py", "specdec_site/__init__.py", "specdec_site/__main__.py", "specdec_site/stages.py")
+FOLLOWED_ENTRY = ("specdec_site/meta.py",)
+MODEL_ENTRY = ("specdec_site/context.py",)  # and the model context, for the stages that load the pair
+# Never in a code digest: the command line and this module decide what runs, not what a stage computes, and the
+# settings (config.py) reach a stage only as values, hashed as such (STAGE_CONFIG).
+NOT_CODE = ("specdec_site/cli.py", "specdec_site/freshness.py", "specdec_site/config.py")
+PACKAGES = ("specdec", "specdec_site")
+
 # The BuildConfig fields (to_dict keys) each stage reads; "quick" for all: a quick artifact is never a full one.
 STAGE_CONFIG = {
     "traces": ("quick", "trace_prompts", "trace_tokens", "trace_k", "adaptive_trace_k", "modes", "sampled_temperature"),
-    "benchmark": ("quick", "sweep_tokens", "sweep_ks", "reps", "policy_prompt_start", "modes",
-                  "sampled_temperature"),
-    "policies": ("quick", "fixed_k", "policy_prompts", "core_prompts", "policy_prompt_start", "policy_tokens", "modes",
-                 "sampled_temperature"),
+    "policies": ("quick", "fixed_k", "sweep_ks", "policy_prompts", "core_prompts", "policy_prompt_start",
+                 "policy_tokens", "modes", "sampled_temperature"),
     "exactness": ("quick", "exact_samples", "mutation_sampled_runs"),
     "notebook": ("quick",),
 }
@@ -46,15 +46,97 @@ STAGE_CONFIG = {
 DERIVED = {"modes": ("sampled_temperature",)}
 
 
-def stage_files(stage: str) -> list:
-    """The files whose bytes make a stage's code digest, sorted."""
-    return code_files((*SHARED_CODE, *STAGE_CODE[stage]))
+def _module_path(name: str) -> Path | None:
+    """The file of a module of this repository's packages (dotted name), None for anything else."""
+    if name.split(".")[0] not in PACKAGES:
+        return None
+    base = ROOT.joinpath(*name.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.exists():
+            return path
+    return None
+
+
+@functools.cache
+def _specdec_exports() -> dict:
+    """specdec/__init__.py's _EXPORTS (public name -> submodule), read from the source: `from specdec import X`."""
+    tree = ast.parse((ROOT / "specdec" / "__init__.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.AnnAssign | ast.Assign):
+            targets = [node.target] if isinstance(node, ast.AnnAssign) else node.targets
+            if any(isinstance(t, ast.Name) and t.id == "_EXPORTS" for t in targets):
+                return ast.literal_eval(node.value)
+    return {}
+
+
+def _source(path: Path) -> str:
+    """A file's Python source; for a notebook, its code cells (what its kernel runs)."""
+    if path.suffix != ".ipynb":
+        return path.read_text()
+    cells = json.loads(path.read_text())["cells"]
+    code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+    return "\n".join(line for cell in code for line in cell.splitlines() if not line.lstrip().startswith(("%", "!")))
+
+
+def imported_files(path: Path) -> set[Path]:
+    """The repository modules one file (or notebook) imports, anywhere in it (function-level imports too)."""
+    package = list(path.relative_to(ROOT).parts[:-1])
+    found = set()
+    for node in ast.walk(ast.parse(_source(path))):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = ".".join(package[: len(package) - node.level + 1]) if node.level else ""
+            module = ".".join(filter(None, (base, node.module)))
+            names = [module]
+            for alias in node.names:  # `from package import module` and specdec's lazy public names
+                names.append(f"{module}.{alias.name}")
+                if module == "specdec" and alias.name in _specdec_exports():
+                    names.append(f"specdec.{_specdec_exports()[alias.name]}")
+        for name in names:
+            parts = name.split(".")
+            for i in range(1, len(parts) + 1):  # a package's __init__ runs too
+                found.add(_module_path(".".join(parts[:i])))
+    return found - {None, path}
+
+
+def stage_files(stage: str) -> list[Path]:
+    """The files whose bytes make a stage's code digest, sorted: its module, the entry points, the code it runs from
+    its inputs (the notebook's cells), and every repository module they import, transitively (stages.py's own
+    imports, the other stages, are not followed)."""
+    from .stages import STAGE_MODULES, STAGES
+
+    followed = [ROOT / f for f in (STAGE_MODULES[stage], *STAGES[stage].code_inputs, *FOLLOWED_ENTRY)]
+    if STAGES[stage].models:
+        followed += [ROOT / f for f in MODEL_ENTRY]
+    excluded = {ROOT / f for f in NOT_CODE}
+    seen, todo = {*followed, *(ROOT / f for f in ENTRY)}, list(followed)
+    while todo:
+        for path in imported_files(todo.pop()) - seen - excluded:
+            seen.add(path)
+            todo.append(path)
+    return sorted(seen)
 
 
 @functools.cache
 def stage_code_hash(stage: str) -> str:
     """sha256 over the code a stage runs, read once per build (edits during a long build are not attributed)."""
-    return hash_files((*SHARED_CODE, *STAGE_CODE[stage]))
+    return hash_paths(stage_files(stage))
+
+
+def data_code() -> list[Path]:
+    """Every file some stage runs: the global code digest of an artifact (code_hash) covers these."""
+    from .stages import STAGES
+
+    return sorted({p for name in STAGES for p in stage_files(name)})
+
+
+@functools.cache
+def code_hash() -> str:
+    """sha256 over all of the data code, read once at start: an artifact's code_sha256 (older artifacts, which
+    carry no per-stage digest, are judged by it)."""
+    return hash_paths(data_code())
 
 
 def stage_settings(stage: str, config: dict) -> dict:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import hashlib
 import json
 import os
@@ -13,37 +12,20 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SCHEMA_VERSION = 5  # 5: device.capability
-# The code whose change makes the data stale: the decoder and the data half of the build (not the
-# figure half, which re-reads the artifacts).
-DATA_CODE = ("specdec/*.py", "specdec_site/__init__.py", "specdec_site/__main__.py", "specdec_site/config.py",
-             "specdec_site/context.py", "specdec_site/meta.py", "specdec_site/prompts.py",
-             "specdec_site/stages.py", "specdec_site/benchmark.py", "specdec_site/hf.py", "specdec_site/policies_stage.py",
-             "specdec_site/public_prompts.py", "scripts/build_data.py")
+SCHEMA_VERSION = 6  # 6: the k sweep is in the policies artifact (no benchmark artifact)
 
 
 def config_hash(config: dict) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def code_files(patterns) -> list:
-    """The files matching glob patterns under ROOT, each once, sorted: what a code digest covers."""
-    return sorted({p for pattern in patterns for p in ROOT.glob(pattern)})
-
-
-def hash_files(patterns) -> str:
-    """sha256 over code_files(patterns), each its relative path then its bytes: the one definition of a code
-    digest (the global one below, and freshness.py's per stage)."""
+def hash_paths(paths) -> str:
+    """sha256 over files, each its path relative to ROOT then its bytes, in sorted order: the one definition of a
+    code digest (freshness.py's per stage, and its global one over all of them)."""
     digest = hashlib.sha256()
-    for path in code_files(patterns):
+    for path in sorted(set(paths)):
         digest.update(str(path.relative_to(ROOT)).encode() + path.read_bytes())
     return digest.hexdigest()
-
-
-@functools.lru_cache(maxsize=1)
-def code_hash() -> str:
-    """sha256 over the data code, read once at start: which code produced the numbers."""
-    return hash_files(DATA_CODE)
 
 
 def device_name(device) -> str:
@@ -89,7 +71,7 @@ def metadata(ctx, stage: str, config: dict, with_models: bool) -> dict:
         "seed": ctx.seed,
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "command": "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(sys.argv[0], ROOT), *sys.argv[1:]]),
-        "code_sha256": code_hash(),
+        "code_sha256": None,  # cli.py: freshness.code_hash(), over every stage's code
         "seconds": None,
         "peak_rss_gb": None,
     }

@@ -6,7 +6,9 @@ the sampling). Two sets of prompts per domain:
 
 - the matrix (cfg.policy_prompts, the first prompts of each set), greedy: Hugging Face assisted generation
   with the same draft objects (int8 and fp32; its default settings, and a constant k equal to specdec's
-  fixed k), Hugging Face prompt lookup (no model), and specdec with each policy and each drafter;
+  fixed k), Hugging Face prompt lookup (no model), specdec with each policy and each drafter, and the fixed-k
+  sweep (k in cfg.sweep_ks with the default draft; its k = cfg.fixed_k run is the fixed variant's run, and
+  a one-token target run per prompt gives the target's cost of a decoding step: sweep.py);
 - the core set (cfg.core_prompts, the matrix's prompts and the next ones): on the prompts past the
   matrix, only Hugging Face's default with the int8 draft, specdec's fixed k (the default) and adaptive
   policy with the int8 draft, and specdec's best drafter with the adaptive policy (the best median on the matrix's prompts of that
@@ -26,6 +28,7 @@ from specdec.theory import VerifyCost, bootstrap_median_ci, oracle_seconds, orac
 from .hf import HF_DEFAULT_DESCRIPTION, HF_PROMPT_LOOKUP, HF_SCHEDULES, hf_assisted, hf_prompt_lookup
 from .prompts import encode
 from .public_prompts import SOURCES, passed_over, public_prompts
+from .sweep import summarize_sweep
 
 # variant -> (drafter, policy, k); k=None: cfg.fixed_k. The drafters' names: "int8" (the default draft
 # model), "fp32" (the same draft unquantized), "ngram", "hybrid" (n-gram, else the int8 draft).
@@ -95,13 +98,16 @@ def step_summary(trace) -> list[dict]:
              "draft_seconds": s.draft_seconds, "verify_seconds": s.verify_seconds} for s in trace.steps]
 
 
-def run_variant(ctx, cfg, ids, n, name, sampling, base_seconds, reference) -> dict:
-    """One specdec run of VARIANTS[name], timed, with its oracle bound and step summary."""
+def run_variant(ctx, cfg, ids, n, name, sampling, base_seconds, reference, traces=None) -> dict:
+    """One specdec run of VARIANTS[name], timed, with its oracle bound and step summary; `traces` (a dict), if
+    given, keeps the run's (seconds, trace) under the variant's name."""
     drafter, policy, k = VARIANTS[name]
     k = cfg.fixed_k if k is None else k
     # record_top=0: the steps' numbers and timings, without top-10 lists (they would cost time here)
     seconds, (tokens, trace) = ctx.run_spec(make_drafter(ctx, drafter), ids, n, k, sampling, ctx.seed, policy=policy,
                                             record_top=0)
+    if traces is not None:
+        traces[name] = (seconds, tokens, trace)
     bound = oracle(trace, seconds)
     return {
         "seconds": seconds, "speedup": base_seconds / seconds,
@@ -121,9 +127,25 @@ def run_hf(ctx, cfg, ids, n, name):
     return hf_assisted(ctx, ids, n, cfg.fixed_k if schedule else None, schedule, make_drafter(ctx, drafter))
 
 
-def run_prompt(ctx, cfg, prompt, hf_names, names, sampled_names, prompt_set) -> dict:
-    """One prompt, interleaved: the target-only run, then each named HF and specdec variant, greedy, then the
-    sampled ones. Every speedup divides the same target-only run (greedy; sampling adds no forward pass)."""
+def run_sweep(ctx, cfg, ids, n, reference, traces) -> dict:
+    """The fixed-k sweep on one prompt, with the default draft: {k: (seconds, tokens, trace)}; the k of the fixed
+    variant is its run (traces["fixed"]), the others run here. Also "first": the target's time for one token."""
+    greedy = cfg.modes["greedy"]
+    runs = {}
+    for k in cfg.sweep_ks:
+        if k == cfg.fixed_k and "fixed" in traces:
+            runs[k] = traces["fixed"]
+            continue
+        seconds, (tokens, trace) = ctx.run_spec(ctx.default_draft, ids, n, k, greedy, ctx.seed, record_top=0)
+        runs[k] = (seconds, tokens, trace)
+    runs["first"] = ctx.run_target(ids, 1, greedy, ctx.seed)[0]  # prefill + first token
+    return runs
+
+
+def run_prompt(ctx, cfg, prompt, hf_names, names, sampled_names, prompt_set, sweep: bool = False) -> dict:
+    """One prompt, interleaved: the target-only run, then each named HF and specdec variant, greedy, then (with
+    `sweep`) the fixed-k sweep, then the sampled variants. Every speedup divides the same target-only run (greedy;
+    sampling adds no forward pass). With `sweep`, the row's "sweep_runs" (not written: run() summarizes them)."""
     ids = encode(ctx.target.tokenizer, prompt, ctx.device)
     n, greedy, sampled = cfg.policy_tokens, cfg.modes["greedy"], cfg.modes["sampled"]
     base_seconds, reference = ctx.run_target(ids, n, greedy, ctx.seed)
@@ -133,8 +155,11 @@ def run_prompt(ctx, cfg, prompt, hf_names, names, sampled_names, prompt_set) -> 
         seconds, out = run_hf(ctx, cfg, ids, n, name)
         row["variants"][name] = {"seconds": seconds, "speedup": base_seconds / seconds,
                                  "same_output": out.tolist() == reference.tolist()}
+    traces = {}
     for name in names:
-        row["variants"][name] = run_variant(ctx, cfg, ids, n, name, greedy, base_seconds, reference)
+        row["variants"][name] = run_variant(ctx, cfg, ids, n, name, greedy, base_seconds, reference, traces)
+    if sweep:
+        row["sweep_runs"] = {**run_sweep(ctx, cfg, ids, n, reference, traces), "reference": reference}
     # Sampled: the output is a sample, so not compared token by token (the exactness stage tests its distribution).
     row["sampled"] = {"temperature": sampled["temperature"], "target_seconds": base_seconds,
                       "variants": {name: run_variant(ctx, cfg, ids, n, name, sampled, base_seconds, None)
@@ -197,7 +222,7 @@ def run(ctx, cfg) -> dict:
                          policy="adaptive")
         for name in hf_variants:
             run_hf(ctx, cfg, warm, 4, name)
-        domains = {}
+        domains, sweeps = {}, []
         for domain, count in cfg.core_prompts.items():
             n_matrix = cfg.policy_prompts[domain]
             if count < n_matrix:
@@ -207,7 +232,7 @@ def run(ctx, cfg) -> dict:
             rows, best, core, sampled_core = [], None, None, None
             for i, p in enumerate(ctx.tqdm(prompts, desc=f"policies {domain}", unit="prompt")):
                 if i < n_matrix:
-                    rows.append(run_prompt(ctx, cfg, p, hf_variants, variants, ("adaptive",), "matrix"))
+                    rows.append(run_prompt(ctx, cfg, p, hf_variants, variants, ("adaptive",), "matrix", sweep=True))
                     continue
                 if best is None:  # chosen on the matrix's prompts, before any core prompt runs
                     best = best_drafter(summarize(rows, ctx.seed))
@@ -215,6 +240,8 @@ def run(ctx, cfg) -> dict:
                     core = list(dict.fromkeys((*CORE_SPECDEC, best)))
                 rows.append(run_prompt(ctx, cfg, p, CORE_HF, core, sampled_core, "core"))
             best = best or best_drafter(summarize(rows, ctx.seed))
+            sweeps.append(sweep_of(cfg, domain, [r.pop("sweep_runs") for r in rows if "sweep_runs" in r],
+                                   [r for r in rows if r["set"] == "matrix"]))
             sampled = [{"prompt": r["prompt"], "variants": r["sampled"]["variants"]} for r in rows]
             domains[domain] = {"source": SOURCES[domain], "prompts": prompts, "matrix_prompts": n_matrix,
                                "skipped_indices": passed_over(prompts, cfg.policy_prompt_start),
@@ -239,4 +266,12 @@ def run(ctx, cfg) -> dict:
                                        + ", ".join(f"{k}={v}" for k, v in HF_PROMPT_LOOKUP.items()),
                    "settings": {**hf_settings, "hf_prompt_lookup": HF_PROMPT_LOOKUP}},
             "same_draft_as_hf": [name for name in SAME_DRAFT_AS_HF if name in variants],
-            "domains": domains}
+            "domains": domains, "sweeps": sweeps}
+
+
+def sweep_of(cfg, domain: str, sweep_runs: list[dict], matrix_rows: list[dict]) -> dict:
+    """The k sweep of a domain from its matrix rows' runs (sweep.summarize_sweep), greedy."""
+    runs = {k: ([r[k][0] for r in sweep_runs], [r[k][2] for r in sweep_runs]) for k in cfg.sweep_ks}
+    equal = [r[k][1].tolist() == r["reference"].tolist() for r in sweep_runs for k in cfg.sweep_ks]
+    return summarize_sweep(domain, cfg.modes["greedy"], cfg.policy_tokens, [r["prompt"] for r in matrix_rows],
+                           [r["target_seconds"] for r in matrix_rows], [r["first"] for r in sweep_runs], runs, equal)

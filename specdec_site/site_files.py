@@ -124,7 +124,7 @@ def playground_data(artifacts: dict) -> dict:
          "hint": "Try this: switch the rule to the wrong residual. The exact output becomes (0.4, 0.24, 0.36) instead of p."},
         real_position_preset(artifacts),
     ]
-    b = artifacts["benchmark"]
+    b = artifacts["policies"]
     code = pick(b["sweeps"], "code", "greedy")
     best = max(code["spec"], key=lambda r: r["speedup"]["median"])
     kmax = code["spec"][-1]

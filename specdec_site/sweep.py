@@ -1,7 +1,8 @@
-"""Stage `benchmark`: the fixed-k sweep against target-only, on the public prompt sets.
+"""The fixed-k sweep (k = 1..8 against target-only) of the policies stage, summarized per domain.
 
-Every comparison is side by side in one process, interleaved rep by rep, on the same prompt and seed.
-Hugging Face assisted generation is compared at equal drafts in the policies stage (policies_stage.py).
+The sweep runs inside the policies stage (policies_stage.py), on the matrix's prompts: the target-only run of
+each prompt and its fixed-k run at the stage's k serve both the sweep and the policy comparison, so every
+comparison is side by side in one process, interleaved prompt by prompt, on the same prompt and seed.
 """
 
 from __future__ import annotations
@@ -9,9 +10,6 @@ from __future__ import annotations
 import statistics
 
 from specdec.theory import expected_tokens_per_pass, leviathan_speedup
-
-from .prompts import encode
-from .public_prompts import public_prompts
 
 
 def spread(values: list[float]) -> dict:
@@ -63,42 +61,18 @@ def summarize_spec(times, traces, base_times, base_per_token, n_tokens, k) -> di
     }
 
 
-def sweep(ctx, cfg, domain: str, mode: str) -> dict:
-    """k = 1..K against target-only, interleaved rep by rep; each rep uses the next public prompt of the domain."""
-    tok, sampling, reps = ctx.target.tokenizer, cfg.modes[mode], cfg.reps[mode]
-    prompts = public_prompts(domain, cfg.policy_prompt_start, reps)  # the prompt of each rep
-    n = cfg.sweep_tokens
-    base_times, first_times, per_k = [], [], {k: ([], []) for k in cfg.sweep_ks}
-    greedy_equal = []
-    warm = encode(tok, prompts[0], ctx.device)
-    ctx.run_target(warm, 4, sampling, 0)  # warm-up: allocator, kernels, caches
-    ctx.run_spec(ctx.default_draft, warm, 4, 2, sampling, 0, record=False)
-    for rep in ctx.tqdm(range(reps), desc=f"sweep {domain}/{mode}", unit="rep", leave=False):
-        ids = encode(tok, prompts[rep], ctx.device)
-        seed = ctx.seed + rep
-        seconds, reference = ctx.run_target(ids, n, sampling, seed)
-        base_times.append(seconds)
-        first_times.append(ctx.run_target(ids, 1, sampling, seed)[0])  # prefill + first token
-        for k in cfg.sweep_ks:
-            seconds, (tokens, trace) = ctx.run_spec(ctx.default_draft, ids, n, k, sampling, seed)
-            per_k[k][0].append(seconds)
-            per_k[k][1].append(trace)
-            if mode == "greedy":
-                greedy_equal.append(tokens.tolist() == reference.tolist())
-    # One decoding step of the target, prefill excluded: (T(n) - T(1)) / (n - 1), median over reps.
+def summarize_sweep(domain: str, sampling: dict, n: int, prompts: list[str], base_times: list[float],
+                    first_times: list[float], runs: dict, greedy_equal: list[bool]) -> dict:
+    """The sweep of one domain from the policies stage's runs: runs[k] = ([seconds per prompt], [trace per prompt]),
+    base_times / first_times the prompts' target-only runs of n tokens and of one token."""
+    # One decoding step of the target, prefill excluded: (T(n) - T(1)) / (n - 1), median over the prompts.
     base_per_token = statistics.median([(t - f) / (n - 1) for t, f in zip(base_times, first_times)])
     return {
-        "domain": domain, "mode": mode, "sampling": sampling, "new_tokens": n,
-        "prompts": [p["id"] for p in prompts],
+        "domain": domain, "mode": "greedy", "sampling": sampling, "new_tokens": n, "prompts": prompts,
         "target_only": {"seconds": spread(base_times), "tokens_per_second": n / statistics.median(base_times),
                         "seconds_per_token": base_per_token, "prefill_plus_one_seconds": spread(first_times)},
-        "spec": [summarize_spec(per_k[k][0], per_k[k][1], base_times, base_per_token, [n] * len(base_times), k)
-                 for k in cfg.sweep_ks],
-        "greedy_equal_all": all(greedy_equal) if greedy_equal else None,
+        "spec": [summarize_spec(times, traces, base_times, base_per_token, [n] * len(base_times), k)
+                 for k, (times, traces) in sorted(runs.items())],
+        "greedy_equal_all": all(greedy_equal),
         "greedy_runs_checked": len(greedy_equal),
     }
-
-
-def run(ctx, cfg) -> dict:
-    sweeps = [sweep(ctx, cfg, domain, mode) for domain in ("code", "prose") for mode in cfg.modes]
-    return {"draft_variant": ctx.default_draft_name, "sweeps": sweeps}

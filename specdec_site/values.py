@@ -19,11 +19,11 @@ def fmt(x, digits: int = 2) -> str:
 
 
 def _meta(a):
-    return a["benchmark"]["metadata"]
+    return a["policies"]["metadata"]
 
 
 def _sweep(domain: str, mode: str):
-    return lambda a: pick(a["benchmark"]["sweeps"], domain, mode)
+    return lambda a: pick(a["policies"]["sweeps"], domain, mode)
 
 
 def _best(domain: str, mode: str, what: Callable) -> Callable:
@@ -79,7 +79,7 @@ def _cx(key: str):
 
 
 def _sweep_k_range(a):
-    ks = [r["k"] for r in a["benchmark"]["sweeps"][0]["spec"]]  # every sweep runs the same k values
+    ks = [r["k"] for r in a["policies"]["sweeps"][0]["spec"]]  # every sweep runs the same k values
     return f"{ks[0]} … {ks[-1]}"
 
 
@@ -109,33 +109,6 @@ def _stage_values() -> dict:
         out[f"platform_{stage}"] = lambda a, s=stage: a[s]["metadata"]["device"]["platform"]
         out[f"command_{stage}"] = lambda a, s=stage: a[s]["metadata"]["command"]
     return out
-
-
-def same_greedy_steps(benchmark: dict, policies: dict) -> list[tuple[str, str, bool]]:
-    """(domain, prompt, same steps?) for every prompt that both the benchmark stage's greedy sweep (at the k of the
-    policies stage's fixed variant) and that variant decoded, with the same number of new tokens. Both decode the
-    target's greedy output with the same draft object; the steps they record, accepted draft for accepted draft,
-    can differ only by the floating-point rounding of the machines that ran them."""
-    k, out = policies["variants"]["fixed"]["k"], []
-    for sweep in benchmark["sweeps"]:
-        if sweep["mode"] != "greedy" or sweep["new_tokens"] != policies["new_tokens"]:
-            continue
-        at_k = next((r for r in sweep["spec"] if r["k"] == k), None)
-        if at_k is None:
-            continue
-        rows = {r["prompt"]: r for r in policies["domains"][sweep["domain"]]["rows"]}
-        for prompt, accepted in zip(sweep["prompts"], at_k["n_accepted_per_step"]):
-            if prompt in rows:
-                out.append((sweep["domain"], prompt,
-                            accepted == [s["n_accepted"] for s in rows[prompt]["variants"]["fixed"]["steps"]]))
-    if not out:
-        raise ValueError("the benchmark and policies artifacts decode no prompt alike (k, tokens or prompts differ)")
-    return out
-
-
-def _same_steps(a) -> str:
-    same = same_greedy_steps(a["benchmark"], a["policies"])
-    return f"{sum(s for _, _, s in same)} of {len(same)}"
 
 
 def _fixed_trace_k(a):
@@ -372,15 +345,13 @@ VALUES: dict[str, Callable] = {
     "draft_sha": lambda a: _meta(a)["models"]["draft"].get("gguf_sha256", "-")[:16],
     "seed": lambda a: _meta(a)["seed"],
     **_stage_values(),
-    "draft_variant": lambda a: a["benchmark"]["draft_variant"],
+    "draft_variant": lambda a: a["policies"]["draft_variant"],
     "build_minutes": _build_minutes,
     # the k sweep
     "sweep_reps_greedy": lambda a: len(_sweep("code", "greedy")(a)["prompts"]),
-    "sweep_reps_sampled": lambda a: len(_sweep("code", "sampled")(a)["prompts"]),
-    "sweep_tokens": lambda a: a["benchmark"]["sweeps"][0]["new_tokens"],
+    "sweep_tokens": lambda a: a["policies"]["sweeps"][0]["new_tokens"],
     "sweep_k_range": _sweep_k_range,
-    "repro_same_steps": _same_steps,
-    "sampled_temperature": lambda a: _sweep("code", "sampled")(a)["sampling"]["temperature"],
+    "sampled_temperature": lambda a: a["policies"]["sampled_temperature"],
     "code_greedy_best_k": _best("code", "greedy", lambda r: r["k"]),
     "code_greedy_best_speedup": _best("code", "greedy", _speedup),
     "code_greedy_best_alpha": _best("code", "greedy", lambda r: fmt(r["alpha"])),

@@ -1,4 +1,11 @@
-"""Shared test setup: an offline environment (no test may wait on the network)."""
+"""Shared test setup: an offline environment (no test may wait on the network), and the test tiers.
+
+Tiers, the convention of transformers' `@slow` / RUN_SLOW: plain `pytest` runs the fast tier (tiny models,
+exact enumeration, every mutant of the mutation table killed, greedy grids, the hook, the schema, the guards,
+the theory: about a minute). Each marker in TIERS is opted into by its environment variable, or all of them at
+once by RUN_SLOW=1, which `scripts/test.sh` (README's test command, `.ci/run`) sets. A test of a tier that is
+off is reported as skipped, with the variable that turns it on.
+"""
 
 import os
 
@@ -7,6 +14,25 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import pytest  # noqa: E402
+
+# marker -> the environment variable that turns its tier on (pyproject.toml registers the markers)
+TIERS = {
+    "real": "SPECDEC_RUN_REAL",  # loads the real default pair (the [models] extra; converted once, 2-4 min)
+    "build": "SPECDEC_RUN_BUILD",  # the --quick build end to end (the real pair, in child processes)
+    "browser": "SPECDEC_RUN_BROWSER",  # the site built with mkdocs and driven in Chromium
+    "slow": "SPECDEC_RUN_SLOW",  # statistics at full power (>= 10^4 sequences), the full-size mutation table
+}
+
+
+def tier_on(marker: str) -> bool:
+    return os.environ.get("RUN_SLOW") == "1" or os.environ.get(TIERS[marker]) == "1"
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        for marker in TIERS:
+            if marker in item.keywords and not tier_on(marker):
+                item.add_marker(pytest.mark.skip(reason=f"{marker} tier: set {TIERS[marker]}=1 or RUN_SLOW=1"))
 
 
 @pytest.fixture(scope="session")

@@ -117,9 +117,9 @@ def test_no_build_module_imports_torch_at_import_time():
 
 
 @pytest.mark.real
-@pytest.mark.skipif(os.environ.get("SPECDEC_SKIP_REAL") == "1", reason="SPECDEC_SKIP_REAL=1")
+@pytest.mark.build
 def test_quick_run_end_to_end_is_valid_and_resumable(tmp_path):
-    first = run("--quick", "--out", str(tmp_path), "--device", "cpu", timeout=2400)  # ~10 min alone
+    first = run("--quick", "--out", str(tmp_path), "--device", "cpu", timeout=2400)  # ~5 min alone
     assert first.returncode == 0, first.stderr[-3000:]
     assert "[build] summary:" in first.stdout
     for stage in STAGES:
@@ -128,39 +128,37 @@ def test_quick_run_end_to_end_is_valid_and_resumable(tmp_path):
         assert data["metadata"]["config"]["quick"] is True
     traces = json.loads((tmp_path / "traces.json").read_text())
     assert all(r["equals_target_greedy"] for r in traces["runs"] if r["mode"] == "greedy")
-    bench = json.loads((tmp_path / "benchmark.json").read_text())
-    assert all(s["greedy_equal_all"] for s in bench["sweeps"] if s["mode"] == "greedy")
     policies = json.loads((tmp_path / "policies.json").read_text())
+    sweep_shares_the_matrix_runs(policies)
     for domain in policies["domains"].values():
         for row in domain["rows"]:
             assert all(v["same_output"] for name, v in row["variants"].items() if not name.startswith("hf_")), row
             assert row["sampled"]["variants"]["adaptive"]["speedup"] > 0
-    # One machine, one process: the sweep at the fixed variant's k records the fixed variant's steps exactly.
-    from specdec_site.values import same_greedy_steps
-    assert all(same for _, _, same in same_greedy_steps(bench, policies)), same_greedy_steps(bench, policies)
     exact = json.loads((tmp_path / "exactness.json").read_text())
     assert exact["counterexample"]["correct"] == pytest.approx(exact["counterexample"]["p"], abs=1e-12)
     notebook = json.loads((tmp_path / "walkthrough.ipynb").read_text())
     outputs = [o for c in notebook["cells"] if c["cell_type"] == "code" for o in c["outputs"]]
     assert outputs and not [o for o in outputs if o["output_type"] == "error"]
     assert any("identical to target greedy: True" in "".join(o.get("text", "")) for o in outputs)
-    # Same seed, same traces (timings aside).
-    before = {s: (tmp_path / f"{s}.json").stat().st_mtime_ns for s in STAGES}
+    # Resumable, shown on one stage: nothing changed -> every stage skipped, nothing rewritten; a setting only the
+    # sampled stages read (per-stage freshness) leaves the other two alone; a lost artifact is rebuilt alone, and
+    # with the same seed it is the same (timings and dates aside).
+    before = {s: STAGES[s].path(tmp_path).stat().st_mtime_ns for s in STAGES}
     second = run("--quick", "--out", str(tmp_path), "--device", "cpu")
-    assert second.returncode == 0 and second.stdout.count("up to date") == 5, second.stdout
-    assert before == {s: (tmp_path / f"{s}.json").stat().st_mtime_ns for s in STAGES}
-    # Per-stage freshness (freshness.py): the sampling temperature is not a setting of these two stages.
+    assert second.returncode == 0 and second.stdout.count("up to date") == len(STAGES), second.stdout
+    assert before == {s: STAGES[s].path(tmp_path).stat().st_mtime_ns for s in STAGES}
     unread = run("--quick", "--out", str(tmp_path), "--device", "cpu", "--temperature", "0.8",
                  "--stages", "exactness,notebook")
     assert unread.returncode == 0 and unread.stdout.count("up to date") == 2, unread.stdout
-    again = run("--quick", "--out", str(tmp_path / "again"), "--device", "cpu", "--stages", "traces", timeout=1200)
+    (tmp_path / "exactness.json").unlink()
+    again = run("--quick", "--out", str(tmp_path), "--device", "cpu", timeout=600)
     assert again.returncode == 0, again.stderr[-3000:]
-    replay = json.loads((tmp_path / "again" / "traces.json").read_text())
+    assert again.stdout.count("up to date") == len(STAGES) - 1 and "exactness: to build (missing" in again.stdout
+    redone = json.loads((tmp_path / "exactness.json").read_text())
 
-    def strip(run_):
-        steps = [{k: v for k, v in s.items() if not k.endswith("_seconds")} for s in run_["trace"]["steps"]]
-        return run_["tokens"], steps
-    assert [strip(r) for r in replay["runs"]] == [strip(r) for r in traces["runs"]]
+    def strip(data):
+        return {k: v for k, v in data.items() if k != "metadata"}
+    assert strip(redone) == strip(exact)
 
 
 def test_build_config_is_typed_and_overrides_make_new_objects():
@@ -192,40 +190,29 @@ def test_committed_policy_runs_all_reproduce_target_greedy_output():
                     assert variant["same_output"], (row["prompt"], name)
 
 
-def test_same_greedy_steps_pairs_the_sweep_with_the_fixed_variant():
-    from specdec_site.values import same_greedy_steps
-
-    def sweep(mode, k, prompts, accepted):
-        return {"domain": "code", "mode": mode, "new_tokens": 8, "prompts": prompts,
-                "spec": [{"k": k, "n_accepted_per_step": accepted}]}
-
-    def row(prompt, accepted):
-        return {"prompt": prompt, "variants": {"fixed": {"steps": [{"n_accepted": n} for n in accepted]}}}
-
-    policies = {"variants": {"fixed": {"k": 2}}, "new_tokens": 8,
-                "domains": {"code": {"rows": [row("a", [2, 1, 2]), row("b", [0, 2, 2])]}}}
-    bench = {"sweeps": [sweep("greedy", 2, ["a", "b"], [[2, 1, 2], [1, 2, 2]]),
-                        sweep("sampled", 2, ["a"], [[0, 0, 0]])]}  # sampled steps are never compared
-    assert same_greedy_steps(bench, policies) == [("code", "a", True), ("code", "b", False)]
-    with pytest.raises(ValueError, match="decode no prompt alike"):  # another k: nothing to compare, said loudly
-        same_greedy_steps({"sweeps": [sweep("greedy", 3, ["a"], [[2, 1, 2]])]}, policies)
+def sweep_shares_the_matrix_runs(policies: dict) -> None:
+    """The k sweep is folded into the policies stage: per domain, its prompts are the matrix's, its target-only times
+    are the matrix rows' own, its k = fixed_k entry is the fixed variant's run (same seconds, same steps), and every
+    run of the sweep emitted the target's greedy output."""
+    k = policies["variants"]["fixed"]["k"]
+    assert {s["domain"] for s in policies["sweeps"]} == set(policies["domains"])
+    for sweep in policies["sweeps"]:
+        rows = [r for r in policies["domains"][sweep["domain"]]["rows"] if r["set"] == "matrix"]
+        assert sweep["prompts"] == [r["prompt"] for r in rows] and sweep["mode"] == "greedy"
+        assert sweep["new_tokens"] == policies["new_tokens"]
+        assert sweep["target_only"]["seconds"]["values"] == [r["target_seconds"] for r in rows]
+        at_k = next(r for r in sweep["spec"] if r["k"] == k)
+        assert at_k["seconds"]["values"] == [r["variants"]["fixed"]["seconds"] for r in rows]
+        assert at_k["n_accepted_per_step"] == [[st["n_accepted"] for st in r["variants"]["fixed"]["steps"]] for r in rows]
+        assert sweep["greedy_equal_all"] and sweep["greedy_runs_checked"] == len(rows) * len(sweep["spec"])
 
 
-def test_committed_sweep_and_policies_record_the_same_greedy_steps():
-    """The committed stages ran on one platform (the site build refuses two), so the sweep at the fixed variant's k
-    and the policies stage's fixed variant must have recorded the same steps on every greedy sweep prompt (the
-    Reproduce page quotes the count), each emitting the target's greedy output."""
+def test_committed_sweep_shares_the_policies_stages_runs():
     from specdec_site.site_files import load_artifacts
-    from specdec_site.values import same_greedy_steps
 
-    artifacts = load_artifacts(ROOT / "docs" / "data" / "cpu")  # refuses artifacts from two environments itself
-    bench, policies = artifacts["benchmark"], artifacts["policies"]
-    pairs = same_greedy_steps(bench, policies)
-    assert len(pairs) == sum(len(s["prompts"]) for s in bench["sweeps"] if s["mode"] == "greedy") >= 12
-    assert [p for p in pairs if not p[2]] == []
-    assert all(s["greedy_equal_all"] for s in bench["sweeps"] if s["mode"] == "greedy")
-    rows = {r["prompt"]: r for d in policies["domains"].values() for r in d["rows"]}
-    assert all(rows[prompt]["variants"]["fixed"]["same_output"] for _, prompt, _ in pairs)
+    policies = load_artifacts(ROOT / "docs" / "data" / "cpu")["policies"]  # refuses artifacts from two environments
+    sweep_shares_the_matrix_runs(policies)
+    assert all(len(s["prompts"]) >= 6 and [r["k"] for r in s["spec"]] == list(range(1, 9)) for s in policies["sweeps"])
 
 
 def test_committed_speedups_over_hf_compare_equal_work():

@@ -4,8 +4,8 @@ import pytest
 import torch
 
 from specdec import SamplingConfig, autoregressive_generate, probs_from_logits, speculative_generate
-from specdec.decoding import CachedLM
-from specdec.exact import chi_square_test, make_tiny_lm, sample_sequence_counts, sequence_distribution
+from specdec.cache import CachedLM
+from specdec_site.exact import chi_square_test, make_tiny_lm, sample_sequence_counts, sequence_distribution
 
 PROMPTS = [torch.tensor(p) for p in ([0, 3], [0, 5, 2, 7], [0], [0, 9, 9, 9, 4, 2])]
 
@@ -346,3 +346,38 @@ def test_packed_linear_pads_few_rows():
     for bad in (0, -1, 2.0, None):
         with pytest.raises(ValueError, match="min_rows"):
             PackedLinear(lin, min_rows=bad)
+
+
+def test_quantize_draft_never_copies_the_float_linear_weights_and_leaves_the_original():
+    """The int8 copy is made from the original's Linear weights, shared during the copy (not deep-copied): the
+    same int8 model as quantizing a whole deep copy, and the original unchanged."""
+    import copy
+
+    from torch.ao.quantization import quantize_dynamic
+
+    from specdec import quantize_draft
+
+    model = make_tiny_lm(4, 12)
+    before = {name: t.clone() for name, t in model.state_dict().items()}
+    ptrs = {name: t.data_ptr() for name, t in model.state_dict().items()}
+    deep_copies = []
+    original_deepcopy = copy.deepcopy
+
+    def spy(obj, memo=None, *rest):
+        if obj is model:
+            deep_copies.append({k for k in (memo or {}) if k != id(memo)})
+        return original_deepcopy(obj, memo, *rest)
+
+    copy.deepcopy = spy
+    try:
+        int8 = quantize_draft(model)
+    finally:
+        copy.deepcopy = original_deepcopy
+    linear_weights = {id(m.weight) for m in model.modules() if type(m) is torch.nn.Linear}
+    assert deep_copies and linear_weights <= deep_copies[0], "the Linear weights were deep-copied"
+    assert all(torch.equal(before[n], t) and t.data_ptr() == ptrs[n] for n, t in model.state_dict().items())
+    assert not any(type(m) is torch.nn.Linear for m in int8.modules())
+    reference = quantize_dynamic(copy.deepcopy(model), {torch.nn.Linear}, dtype=torch.qint8).eval()
+    ids = torch.tensor([[1, 5, 7, 2]])
+    with torch.inference_mode():
+        assert torch.equal(int8(ids).logits, reference(ids).logits)

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from specdec import verify_draft
-from specdec.exact import counterexample, first_token_distribution
-from specdec.exact import naive_residual as wrong_residual
+from specdec_site.exact import counterexample, first_token_distribution
+from specdec_site.mutants import naive_rule
 
 
 def random_dist(gen, V, sparse):
@@ -38,7 +38,8 @@ def test_exact_first_token_distribution_equals_target_for_1200_pairs():
 def test_exact_check_fails_for_the_wrong_residual():
     p, q = counterexample()
     correct = first_token_distribution(p, q)
-    wrong = first_token_distribution(p, q, wrong_residual)
+    with naive_rule():
+        wrong = first_token_distribution(p, q)
     assert torch.allclose(correct, p[0], atol=1e-12)
     assert (wrong - p[0]).abs().max() > 1e-3, f"the wrong residual unexpectedly gave {wrong.tolist()}"
     # The counterexample in numbers: x=0 rejected w.p. 1/3 (alpha = 2/3), residual ∝ max(0, p - 2/3 q).

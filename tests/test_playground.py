@@ -7,16 +7,18 @@ Also: every page of the site fits a 375 px wide screen, and the controls work fr
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import pytest
 import torch
 from browser import SHOTS, needs_chromium, open_page
 
-from specdec import residual_distribution, verify_draft
-from specdec.exact import first_token_distribution, naive_residual
+from specdec import verify_draft
+from specdec_site.exact import first_token_distribution
+from specdec_site.mutants import naive_rule
 
-pytestmark = needs_chromium
+pytestmark = [needs_chromium, pytest.mark.browser]
 
 PAGES = ["", "visualizer/", "playground/", "benchmark/", "math/", "exactness/", "notebooks/walkthrough/", "reproduce/",
          "source/"]
@@ -73,8 +75,8 @@ def test_js_rule_emits_the_same_tokens_as_verify_draft(playground, rule):
     js = page.evaluate("""([cases, rule]) => cases.map(c => window.specdecPlayground.verify(
         c.p, c.q, c.drafts, c.u, c.uExtra, rule))""", [payload, rule])
     for (p, q, drafts, uniforms, u_extra), got in zip(cases, js):
-        result = verify_draft(drafts, q, p, torch.Generator(), uniforms=uniforms,
-                              **({"residual_fn": naive_residual} if rule == "naive" else {}))
+        with naive_rule() if rule == "naive" else contextlib.nullcontext():
+            result = verify_draft(drafts, q, p, torch.Generator(), uniforms=uniforms)
         n = result.n_accepted
         source = result.residual if result.residual is not None else p[n]
         tokens = drafts[:n].tolist() + [inverse_cdf(source, u_extra)]
@@ -93,7 +95,8 @@ def test_js_exact_output_equals_first_token_distribution(playground, rule):
                        [payload, rule])
     worst = 0.0
     for (p, q, *_), got in zip(cases, js):
-        expected = first_token_distribution(p[:2], q[:1], naive_residual if rule == "naive" else residual_distribution)
+        with naive_rule() if rule == "naive" else contextlib.nullcontext():
+            expected = first_token_distribution(p[:2], q[:1])
         worst = max(worst, float((torch.tensor(got, dtype=torch.float64) - expected).abs().max()))
     assert worst < 1e-9
 

@@ -18,8 +18,9 @@ from specdec import (
     autoregressive_generate,
     speculative_generate,
 )
-from specdec.exact import chi_square_test, first_token_distribution, make_tiny_lm, naive_residual, sequence_distribution
 from specdec.policies import POLICIES, StepOutcome
+from specdec_site.exact import chi_square_test, first_token_distribution, make_tiny_lm, sequence_distribution
+from specdec_site.mutants import naive_rule
 
 VOCAB, NEW, N_SAMPLES = 8, 3, 10_000
 PROMPT = torch.tensor([0, 3, 5, 3])  # "3" repeats: the n-gram drafter has proposals to make
@@ -61,9 +62,10 @@ def test_for_one_hot_q_the_naive_residual_happens_to_coincide():
     the wrong rule is harmless for prompt lookup (math page), so its power is shown with a model draft."""
     p = torch.tensor([[0.5, 0.3, 0.2], [1 / 3, 1 / 3, 1 / 3]], dtype=torch.float64)
     q = torch.tensor([[1.0, 0.0, 0.0]], dtype=torch.float64)
-    assert torch.allclose(first_token_distribution(p, q, naive_residual), p[0], atol=1e-12)
     q_model = torch.tensor([[0.6, 0.1, 0.3]], dtype=torch.float64)
-    assert (first_token_distribution(p, q_model, naive_residual) - p[0]).abs().max() > 1e-2
+    with naive_rule():
+        assert torch.allclose(first_token_distribution(p, q), p[0], atol=1e-12)
+        assert (first_token_distribution(p, q_model) - p[0]).abs().max() > 1e-2
 
 
 # ---------------------------------------------------------------- chi-square on tiny models
@@ -103,8 +105,9 @@ def test_every_policy_and_drafter_samples_the_target_distribution(models, policy
 def test_the_wrong_residual_fails_with_the_adaptive_hybrid_drafter(models):
     target, draft = models
     exact = sequence_distribution(target, PROMPT, NEW, SamplingConfig(1.0))
-    test = chi_square_test(sample_counts(target, draft, 3, "adaptive", "hybrid", seed=99, residual_fn=naive_residual),
-                           exact)
+    with naive_rule():
+        counts = sample_counts(target, draft, 3, "adaptive", "hybrid", seed=99)
+    test = chi_square_test(counts, exact)
     assert test["p_value"] < 1e-6, test
 
 

@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from specdec import AdaptivePolicy, speculative_generate
-from specdec.exact import make_tiny_lm
 from specdec.policies import make_policy
+from specdec_site.exact import make_tiny_lm
 
 ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("simulate_policies", ROOT / "scripts" / "simulate_policies.py")

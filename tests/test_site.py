@@ -21,7 +21,7 @@ from browser import ROOT, SHOTS, build_site, needs_chromium, open_page, serve
 PAGES = ["", "visualizer/", "playground/", "benchmark/", "math/", "exactness/", "notebooks/walkthrough/", "reproduce/",
          "source/"]
 
-pytestmark = needs_chromium
+pytestmark = [needs_chromium, pytest.mark.browser]
 
 
 def markers(name: str) -> int:

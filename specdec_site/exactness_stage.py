@@ -1,0 +1,62 @@
+"""Stage `exactness`: tiny random transformers, empirical vs exact sequence distributions under the correct rule and
+the naive residual, the mutation table (known wrong variants against the quick checks) and the counterexample."""
+
+from __future__ import annotations
+
+import contextlib
+
+EXACT_SETUP = {"vocab": 8, "new_tokens": 3, "prompt": [0, 3, 5], "k": 2, "temperature": 1.0,
+               "target_seed": 11, "draft_seed": 12, "init_scale": 0.5}
+
+
+def run(ctx, cfg) -> dict:
+    """Tiny random transformers: empirical vs exact sequence distributions, correct rule vs naive residual."""
+    import torch
+
+    from specdec import SamplingConfig
+
+    from .exact import (
+        chi_square_test,
+        counterexample,
+        first_token_distribution,
+        make_tiny_lm,
+        sample_sequence_counts,
+        sequence_distribution,
+    )
+    from .mutants import mutation_table, naive_rule
+
+    s = EXACT_SETUP
+    prompt = torch.tensor(s["prompt"])
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny models: threads cost more than they save
+    try:
+        target = make_tiny_lm(s["target_seed"], s["vocab"], s["init_scale"])
+        draft = make_tiny_lm(s["draft_seed"], s["vocab"], s["init_scale"])
+        exact = sequence_distribution(target, prompt, s["new_tokens"], SamplingConfig(s["temperature"]))
+        order = sorted(exact, key=exact.get, reverse=True)
+        rules = {}
+        for rule, context in ctx.tqdm([("correct", contextlib.nullcontext), ("naive_residual", naive_rule)],
+                                      desc="exactness", unit="rule"):
+            with context():
+                counts = sample_sequence_counts(target, draft, prompt, s["new_tokens"], cfg.exact_samples,
+                                                seed=ctx.seed, k=s["k"], temperature=s["temperature"])
+            rules[rule] = {**chi_square_test(counts, exact),
+                           "empirical": [counts.get(q, 0) / cfg.exact_samples for q in order]}
+    finally:
+        torch.set_num_threads(threads)
+    # Known wrong variants of the rule against the quick exactness checks (the tests run the same).
+    mutants = mutation_table(sampled_runs=cfg.mutation_sampled_runs, progress=ctx.tqdm)
+    # The counterexample of the math page, enumerated exactly through verify_draft.
+    p, q = counterexample()
+    with naive_rule():
+        naive_cx = first_token_distribution(p, q).tolist()
+    return {
+        "setup": {**s, "models": f"random LlamaForCausalLM (specdec_site.exact.make_tiny_lm), 2 layers, hidden 16, "
+                                 f"init range {s['init_scale']}, seeds {s['target_seed']} (target) / {s['draft_seed']} (draft)"},
+        "sequences": ["".join(map(str, seq)) for seq in order],
+        "exact": [exact[seq] for seq in order],
+        "rules": rules,
+        "mutants": mutants,
+        "counterexample": {"p": p[0].tolist(), "q": q[0].tolist(), "correct": first_token_distribution(p, q).tolist(),
+                           "naive_residual": naive_cx},
+    }
