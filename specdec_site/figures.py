@@ -30,13 +30,23 @@ CHART_LAYOUT = {"margin": {"t": 40, "r": 10, "b": 80, "l": 50}, "height": 340, "
 
 
 def layout(title: str, x: str, y: str, **extra) -> dict:
-    xaxis = {"title": {"text": x}}
+    """The figures' common layout. Readable at 375 px as at 1400 (assets/specdec.js re-wraps the title and hides
+    the toolbar on narrow screens): the title left-aligned in the container and given its own margin (automargin), the
+    legend under the plot in the container's margin, never over the data or the axis titles."""
+    xaxis = {"title": {"text": x}, "automargin": True}
     if x.startswith("k") or x == "draft position":
         xaxis["dtick"] = 1  # integer ticks for k
-    base = dict(title={"text": title, "font": {"size": 15}}, xaxis=xaxis, yaxis={"title": {"text": y}},
-                margin={"t": 50, "r": 20, "b": 50, "l": 60}, height=420, legend={"orientation": "h", "y": -0.2},
+    # the title above the plot area (paper y = 1, anchored at its bottom), its lines pushing the top margin
+    # (automargin): a title wrapped onto several lines grows downward into its own margin, never over the data
+    base = dict(title={"text": title, "font": {"size": 14}, "x": 0, "xref": "container", "xanchor": "left",
+                       "y": 1, "yref": "paper", "yanchor": "bottom", "pad": {"b": 12, "l": 10}, "automargin": True},
+                xaxis=xaxis, yaxis={"title": {"text": y}, "automargin": True},
+                margin={"t": 30, "r": 20, "b": 20, "l": 60}, height=440,
+                legend={"orientation": "h", "x": 0, "xref": "container", "xanchor": "left", "y": 0,
+                        "yref": "container", "yanchor": "bottom"},
                 hovermode="closest")
-    base.update(extra)
+    for key, value in extra.items():
+        base[key] = {**base[key], **value} if isinstance(value, dict) and isinstance(base.get(key), dict) else value
     return base
 
 
@@ -158,7 +168,7 @@ def fig_time_breakdown(a) -> go.Figure:
     fig.add_bar(x=["target only", *ks], y=[None] + [r["verify_seconds"] / n for r in s["spec"]], name="verify (target pass + rule)",
                 marker={"color": PALETTE["p"]})
     fig.update_layout(**layout("Where the time goes (code, greedy): seconds per generated token", "k", "seconds per token",
-                               barmode="stack"))
+                               barmode="stack", xaxis={"type": "category", "dtick": None}))
     return fig
 
 
@@ -171,14 +181,20 @@ def fig_hf_comparison(a) -> go.Figure:
              "hf_default": ("HF assisted, its defaults", "#00bcd4"),
              "adaptive": ("specdec, adaptive (cap 16)", PALETTE["p"])}
     rows = [r for d in pol["domains"].values() for r in d["rows"]]
+    prompts = [r["prompt"] for r in rows]
     fig = go.Figure()
-    for key, (name, color) in names.items():  # fixed k and HF's constant k: the matrix's prompts only
+    # Horizontal bars, a row per prompt (prompt names read across, not rotated under a legend); the first prompt
+    # on top. Fixed k and HF's constant k ran on the matrix's prompts only.
+    for key, (name, color) in reversed(names.items()):
         ran = [r for r in rows if key in r["variants"]]
-        fig.add_bar(x=[r["prompt"] for r in ran], y=[r["variants"][key]["speedup"] for r in ran], name=name,
-                    marker={"color": color})
-    fig.add_hline(y=1, line={"color": "gray", "width": 1})
-    fig.update_layout(**layout(f"Same int8 draft, same target, greedy, {pol['new_tokens']} tokens: speedup over one "
-                               "shared target-only run", "prompt", "speedup ×", barmode="group"))
+        fig.add_bar(y=[r["prompt"] for r in ran], x=[r["variants"][key]["speedup"] for r in ran], name=name,
+                    orientation="h", marker={"color": color}, hovertemplate="%{y}: %{x:.2f}×<extra>" + name + "</extra>")
+    fig.add_vline(x=1, line={"color": "gray", "width": 1})
+    fig.update_layout(**layout(f"Same int8 draft, same target, greedy, {pol['new_tokens']} tokens: speedup per prompt",
+                               "speedup × over the prompt's one target-only run", "", barmode="group",
+                               height=140 + 26 * len(prompts), bargap=0.25, legend={"traceorder": "reversed"},
+                               yaxis={"type": "category", "categoryorder": "array", "categoryarray": prompts[::-1],
+                                      "title": {"text": ""}}))
     return fig
 
 
@@ -231,10 +247,20 @@ def policy_label(a, name: str) -> str:
     return POLICY_LABELS[name].format(k=a["policies"]["variants"]["fixed"]["k"])
 
 
+def two_lines(label: str, width: int = 26) -> str:
+    """A long category label on two lines (at the last ", " that keeps the first line short), so that a bar's label
+    takes half the axis margin on a phone."""
+    if len(label) <= width or ", " not in label:
+        return label
+    cut = max((i for i in range(len(label)) if label.startswith(", ", i) and i <= width), default=label.index(", "))
+    return label[: cut + 1] + "<br>" + label[cut + 2:]
+
+
 def fig_choosing_k(a) -> go.Figure:
     fig = go.Figure()
     domains = a["policies"]["domains"]
     temperature = a["policies"]["sampled_temperature"]
+    order = None
     for domain, d in domains.items():
         # greedy variants, then the sampled ones; each over the prompts that ran it (the core set's variants on
         # every prompt, the rest on the matrix's), against the same greedy target-only run of each prompt
@@ -246,18 +272,24 @@ def fig_choosing_k(a) -> go.Figure:
                     None if n.startswith("hf_") else ran(n)) for n in d["summary"]]
         entries += [(f"{policy_label(a, n)}, sampled T = {temperature} · {d['sampled_summary'][n]['prompts']}",
                      d["sampled_summary"][n], ran(n, sampled=True)) for n in d["sampled_summary"]]
-        labels = [e[0] for e in entries]
+        labels = [two_lines(e[0]) for e in entries]
+        order = order or labels[::-1]  # the first variant on top; both domains share the rows
         med = [e[1]["median"] for e in entries]
-        fig.add_bar(x=labels, y=med, name=f"measured: {domain}", marker={"color": PALETTE[domain]},
-                    error_y={"type": "data", "symmetric": False,
+        fig.add_bar(y=labels, x=med, name=f"measured: {domain}", orientation="h", marker={"color": PALETTE[domain]},
+                    error_x={"type": "data", "symmetric": False,
                              "array": [e[1]["ci95"][1] - m for e, m in zip(entries, med)],
-                             "arrayminus": [m - e[1]["ci95"][0] for e, m in zip(entries, med)]})
+                             "arrayminus": [m - e[1]["ci95"][0] for e, m in zip(entries, med)]},
+                    hovertemplate="%{y}: %{x:.2f}×<extra>" + domain + "</extra>")
         oracle = [statistics.median(e[2]) if e[2] else None for e in entries]
-        fig.add_scatter(x=labels, y=oracle, mode="markers", name=f"oracle bound: {domain}",
-                        marker={"color": PALETTE[domain], "symbol": "line-ew-open", "size": 26, "line": {"width": 3}})
-    fig.add_hline(y=1, line={"color": "gray", "width": 1})
-    fig.update_layout(**layout("Speedup over target-only by draft-length policy: median over the N prompts "
-                               "that ran it (label · N), 95% bootstrap CI", "", "speedup ×", barmode="group"))
+        fig.add_scatter(y=labels, x=oracle, mode="markers", name=f"oracle bound: {domain}",
+                        marker={"color": PALETTE[domain], "symbol": "line-ns-open", "size": 16, "line": {"width": 3}},
+                        hovertemplate="%{y}: oracle %{x:.2f}×<extra>" + domain + "</extra>")
+    fig.add_vline(x=1, line={"color": "gray", "width": 1})
+    fig.update_layout(**layout("Speedup over target-only by draft-length policy (median, 95% CI; · N prompts)",
+                               "speedup × over the prompt's target-only run", "", barmode="group",
+                               height=160 + 34 * len(order), bargap=0.2,
+                               yaxis={"type": "category", "categoryorder": "array", "categoryarray": order,
+                                      "title": {"text": ""}}))
     return fig
 
 

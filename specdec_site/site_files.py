@@ -110,8 +110,7 @@ def real_position_preset(artifacts: dict, n_tokens: int = 6) -> dict:
 
 
 def playground_data(artifacts: dict) -> dict:
-    from specdec.exact import COUNTEREXAMPLE_P, COUNTEREXAMPLE_Q
-
+    counterexample = artifacts["exactness"]["counterexample"]  # the p and q the exactness stage enumerated
     letters = ["A", "B", "C", "D", "E", "F"]
     presets = [
         {"name": "q = p", "labels": letters, "p": [0.35, 0.25, 0.2, 0.1, 0.06, 0.04], "q": [0.35, 0.25, 0.2, 0.1, 0.06, 0.04],
@@ -120,7 +119,7 @@ def playground_data(artifacts: dict) -> dict:
          "hint": "Try this: q puts its mass where p has none. Every draft is rejected (β = 0) and the residual carries "
                  "all of p back: the output is still exactly p."},
         {"name": "the counterexample (math page, eq. 9)", "labels": ["token 0", "token 1", "token 2", "token 3", "token 4"],
-         "p": list(COUNTEREXAMPLE_P[0]) + [0, 0], "q": list(COUNTEREXAMPLE_Q[0]) + [0, 0],
+         "p": counterexample["p"] + [0, 0], "q": counterexample["q"] + [0, 0],
          "hint": "Try this: switch the rule to the wrong residual. The exact output becomes (0.4, 0.24, 0.36) instead of p."},
         real_position_preset(artifacts),
     ]
@@ -131,9 +130,16 @@ def playground_data(artifacts: dict) -> dict:
     measured = [{"label": f"{s['domain']}, {s['mode']}", "domain": s["domain"], "mode": s["mode"],
                  "k": [r["k"] for r in s["spec"]], "speedup": [r["speedup"]["median"] for r in s["spec"]]}
                 for s in b["sweeps"]]
+    # The run-aware prediction: acceptance by draft position as the sweep's longest drafts recorded it (P(accept
+    # position i | all before it accepted)); acceptances come in runs, so it rises with i where an i.i.d. alpha
+    # would stay flat.
+    runs = [{"label": f"{s['domain']}, {s['mode']}", "domain": s["domain"],
+             "per_position": [a for a in s["spec"][-1]["per_position_acceptance"] if a is not None],
+             "measured_k": kmax_row["k"]}
+            for s in b["sweeps"] for kmax_row in [s["spec"][-1]]]
     speedup = {"defaults": {"alpha": round(best["alpha"], 2), "c": round(best["c"], 3), "k": best["k"],
                             "verify_slope": round(max(0.0, (kmax["verify_cost"] - 1) / kmax["k"]), 3)},
-               "measured": measured}
+               "measured": measured, "runs": runs}
     races = []
     for run in artifacts["traces"]["runs"]:
         if run["mode"] != "greedy" or not run.get("target_seconds") or not run.get("equals_target_greedy"):

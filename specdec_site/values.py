@@ -9,9 +9,8 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable
 
-from .contract import ARTIFACTS
 from .figures import pick, predicted_from_tpp
-from .policies_stage import CORE_HF, CORE_SPECDEC, HF_VARIANTS, SAME_DRAFT_AS_HF, VARIANTS, summarize
+from .policies_stage import HF_VARIANTS, summarize
 
 
 def fmt(x, digits: int = 2) -> str:
@@ -64,7 +63,7 @@ MUTATION_CHECKS = {"enumeration": "exact enumeration", "acceptance_statistics": 
 
 
 def _mutant(variant: str):
-    """Which quick exactness checks a variant of the rule fails (specdec.mutants, exactness stage)."""
+    """Which quick exactness checks a variant of the rule fails (specdec_site.mutants, exactness stage)."""
     def value(a):
         row = next(r for r in a["exactness"]["mutants"] if r["variant"] == variant)
         failed = [MUTATION_CHECKS[check] for check, why in row["failures"].items() if why]
@@ -97,18 +96,6 @@ def _stage_code(stage: str) -> Callable:
     """The digest of the code that built a stage's artifact: its own code (freshness.py) or, for an artifact built
     before per-stage digests, all of the data code."""
     return lambda a: a[stage]["metadata"].get("stage_code_sha256", a[stage]["metadata"]["code_sha256"])[:16]
-
-
-def _stage_values() -> dict:
-    """Each artifact's own provenance: when it was built, by which code, in how long."""
-    out = {}
-    for stage in ARTIFACTS:
-        out[f"built_{stage}"] = lambda a, s=stage: a[s]["metadata"]["date"][:16].replace("T", " ") + " UTC"
-        out[f"code_{stage}"] = _stage_code(stage)
-        out[f"minutes_{stage}"] = lambda a, s=stage: fmt(a[s]["metadata"]["seconds"] / 60, 1)
-        out[f"platform_{stage}"] = lambda a, s=stage: a[s]["metadata"]["device"]["platform"]
-        out[f"command_{stage}"] = lambda a, s=stage: a[s]["metadata"]["command"]
-    return out
 
 
 def _fixed_trace_k(a):
@@ -146,8 +133,8 @@ def _median_or_ci(a, values: list[float], what: str) -> str:
     return _ci({"ci95": bootstrap_median_ci(values, seed=a["policies"]["metadata"]["seed"])})
 
 
-POLICY_VARIANTS = tuple(VARIANTS)  # specdec's variants in the policies stage
-POLICY_METRICS = {
+# how a policy value is read from a summary entry; M[...] in the table of VALUES below
+POLICY_METRICS = M = {
     "median": lambda e: fmt(e["median"]),  # speedup over target-only, median over the prompts
     "ci": _ci,  # its bootstrap 95% interval
     "over_hf": lambda e: fmt(e["over_hf_default"]["median"]),  # ÷ HF assisted default, same draft
@@ -158,57 +145,6 @@ POLICY_METRICS = {
 }
 
 
-SAME_K_AS_HF_CONSTANT = ("fixed", "fixed_fp32")  # specdec variants also divided by HF at constant k (same draft, same k)
-SAMPLED_METRICS = ("median", "ci", "over_oracle")
-CORE_VARIANTS = (*CORE_HF, *CORE_SPECDEC)  # run on every prompt: pol_ values (polm_: the matrix's prompts)
-
-
-def _policy_values() -> dict[str, Callable]:
-    """polm_<domain>_<variant>_<metric> for the policies stage's summary over the matrix's prompts: the speedup, its interval and
-    ÷ oracle of every specdec variant, ÷ HF default for those with HF's draft (÷ HF at constant k too for fixed
-    k, the same k); the median and interval of each HF variant; and pol_<domain>_sampled_<variant>_<metric>
-    for sampled runs; pol_<domain>_<variant>_<metric>, the same over all the prompts of the core set's variants."""
-    out = {}
-    for domain in ("code", "prose"):
-        for variant in (*HF_VARIANTS, *POLICY_VARIANTS):
-            if variant in HF_VARIANTS:
-                metrics = ("median", "ci")
-            else:
-                metrics = ("median", "ci", "over_oracle")
-                if variant in SAME_DRAFT_AS_HF:
-                    metrics += ("over_hf", "over_hf_ci")
-                if variant in SAME_K_AS_HF_CONSTANT:
-                    metrics += ("over_hf_constant", "over_hf_constant_ci")
-            for metric in metrics:
-                out[f"polm_{domain}_{variant}_{metric}"] = _pol(domain, variant, POLICY_METRICS[metric], "matrix")
-                if variant in CORE_VARIANTS and "constant" not in metric:
-                    out[f"pol_{domain}_{variant}_{metric}"] = _pol(domain, variant, POLICY_METRICS[metric])
-        for metric in SAMPLED_METRICS:
-            out[f"pol_{domain}_sampled_adaptive_{metric}"] = _pol(domain, "adaptive", POLICY_METRICS[metric],
-                                                                   "sampled_summary")
-            out[f"pol_{domain}_sampled_best_{metric}"] = _best_drafter(domain, POLICY_METRICS[metric], "sampled_summary")
-        for metric in ("median", "ci", "over_oracle"):
-            out[f"pol_{domain}_best_{metric}"] = _best_drafter(domain, POLICY_METRICS[metric])
-        out[f"pol_{domain}_best_drafter"] = lambda a, d=domain: DRAFTER_NAMES[_best_variant(a, d)["drafter"]]
-        out[f"pol_{domain}_matrix_prompts"] = lambda a, d=domain: a["policies"]["domains"][d]["matrix_prompts"]
-        out[f"pol_{domain}_matrix_last"] = lambda a, d=domain: _matrix_rows(a, d)[-1]["prompt"]
-        out[f"pol_{domain}_skipped"] = lambda a, d=domain: _skipped(a, d)
-        for what in ("median", "ci"):
-            out[f"pol_{domain}_heldout_adaptive_over_hf_{what}"] = _core_ratio(domain, "adaptive", "hf_default", what, heldout=True)
-        for what in ("median", "ci"):
-            out[f"pol_{domain}_adaptive_over_fixed_{what}"] = _core_ratio(domain, "adaptive", "fixed", what)
-        for what in ("median", "ci", "prompts"):
-            out[f"pol_{domain}_heldout_adaptive_{what}"] = _core_ratio(domain, "adaptive", None, what, heldout=True)
-        for variant in CORE_VARIANTS:
-            out[f"pol_{domain}_{variant}_prompts"] = _pol(domain, variant, lambda e: e["prompts"])
-        for what in ("median", "ci", "past_cap"):
-            out[f"pol_{domain}_adaptive_capped_oracle_{what}"] = _capped(domain, "adaptive", what)
-        for what in ("median", "ci"):
-            out[f"pol_{domain}_best_oracle_speedup_{what}"] = _best_oracle_speedup(domain, what)
-    out["pol_code_best_target"] = lambda a: f"{BEST_DRAFTER_TARGET:g}"
-    out["pol_code_best_target_over_oracle"] = lambda a: fmt(
-        BEST_DRAFTER_TARGET / statistics.median(_best_oracle_speedups(a, "code")))
-    return out
 
 
 # How a page names each drafter (policies stage; "int8" is the default draft model).
@@ -307,10 +243,13 @@ def _skipped(a, domain: str) -> str:
 
 def _pol_runs_per_prompt(prompt_set: str):
     """Decoding runs per prompt of a set ("matrix" or "core") in the policies stage: target-only and every
-    variant, greedy and sampled."""
+    variant, greedy and sampled, and on the matrix's prompts the k sweep's own runs (every k but the fixed
+    variant's, whose run it shares, and a one-token target run)."""
     def value(a):
         row = next(r for r in a["policies"]["domains"]["code"]["rows"] if r["set"] == prompt_set)
-        return 1 + len(row["variants"]) + len(row["sampled"]["variants"])
+        sweep = pick(a["policies"]["sweeps"], "code", "greedy")
+        sweep_runs = len(sweep["spec"]) - 1 + 1 if row["prompt"] in sweep["prompts"] else 0
+        return 1 + len(row["variants"]) + len(row["sampled"]["variants"]) + sweep_runs
     return value
 
 
@@ -344,14 +283,28 @@ VALUES: dict[str, Callable] = {
     "target_sha": lambda a: _meta(a)["models"]["target"].get("gguf_sha256", "-")[:16],
     "draft_sha": lambda a: _meta(a)["models"]["draft"].get("gguf_sha256", "-")[:16],
     "seed": lambda a: _meta(a)["seed"],
-    **_stage_values(),
+    # each artifact's own provenance: when it was built, by which code, in how long
+    "built_traces": lambda a: a["traces"]["metadata"]["date"][:16].replace("T", " ") + " UTC",
+    "code_traces": _stage_code("traces"),
+    "minutes_traces": lambda a: fmt(a["traces"]["metadata"]["seconds"] / 60, 1),
+    "platform_traces": lambda a: a["traces"]["metadata"]["device"]["platform"],
+    "command_traces": lambda a: a["traces"]["metadata"]["command"],
+    "built_policies": lambda a: a["policies"]["metadata"]["date"][:16].replace("T", " ") + " UTC",
+    "code_policies": _stage_code("policies"),
+    "minutes_policies": lambda a: fmt(a["policies"]["metadata"]["seconds"] / 60, 1),
+    "platform_policies": lambda a: a["policies"]["metadata"]["device"]["platform"],
+    "command_policies": lambda a: a["policies"]["metadata"]["command"],
+    "built_exactness": lambda a: a["exactness"]["metadata"]["date"][:16].replace("T", " ") + " UTC",
+    "code_exactness": _stage_code("exactness"),
+    "minutes_exactness": lambda a: fmt(a["exactness"]["metadata"]["seconds"] / 60, 1),
+    "platform_exactness": lambda a: a["exactness"]["metadata"]["device"]["platform"],
+    "command_exactness": lambda a: a["exactness"]["metadata"]["command"],
     "draft_variant": lambda a: a["policies"]["draft_variant"],
     "build_minutes": _build_minutes,
     # the k sweep
     "sweep_reps_greedy": lambda a: len(_sweep("code", "greedy")(a)["prompts"]),
     "sweep_tokens": lambda a: a["policies"]["sweeps"][0]["new_tokens"],
     "sweep_k_range": _sweep_k_range,
-    "sampled_temperature": lambda a: a["policies"]["sampled_temperature"],
     "code_greedy_best_k": _best("code", "greedy", lambda r: r["k"]),
     "code_greedy_best_speedup": _best("code", "greedy", _speedup),
     "code_greedy_best_alpha": _best("code", "greedy", lambda r: fmt(r["alpha"])),
@@ -371,8 +324,8 @@ VALUES: dict[str, Callable] = {
     "code_greedy_kmax": _kmax("code", "greedy", lambda r: r["k"]),
     "code_greedy_kmax_speedup": _kmax("code", "greedy", _speedup),
     "code_greedy_kmax_verify_cost": _kmax("code", "greedy", lambda r: fmt(r["verify_cost"])),
+    "code_greedy_k1_verify_cost": _k1("code", "greedy", lambda r: fmt(r["verify_cost"])),
     "code_greedy_greedy_equal": _greedy_equal("code"),
-    "code_sampled_best_speedup": _best("code", "sampled", _speedup),
     "prose_greedy_best_k": _best("prose", "greedy", lambda r: r["k"]),
     "prose_greedy_best_speedup": _best("prose", "greedy", _speedup),
     "prose_greedy_best_alpha": _best("prose", "greedy", lambda r: fmt(r["alpha"])),
@@ -381,7 +334,6 @@ VALUES: dict[str, Callable] = {
     "prose_greedy_kmax_alpha": _kmax("prose", "greedy", lambda r: fmt(r["alpha"])),
     "prose_greedy_kmax_speedup": _kmax("prose", "greedy", _speedup),
     "prose_greedy_greedy_equal": _greedy_equal("prose"),
-    "prose_sampled_best_speedup": _best("prose", "sampled", _speedup),
     # choosing k: the policies stage on public prompts
     "pol_tokens": lambda a: a["policies"]["new_tokens"],
     "pol_fixed_k": lambda a: a["policies"]["variants"]["fixed"]["k"],
@@ -405,7 +357,190 @@ VALUES: dict[str, Callable] = {
     "pol_prose_last": lambda a: a["policies"]["domains"]["prose"]["rows"][-1]["prompt"],
     "pol_same_output": _pol_same_output,
     "pol_hf_same_output": _hf_same_output,
-    **_policy_values(),  # pol_<domain>_<variant>_<metric>: see _policy_values
+    # the policies stage, code: polm_ over the matrix's prompts, pol_ over every prompt of the core set
+    "polm_code_hf_default_median": _pol("code", "hf_default", M["median"], "matrix"),
+    "pol_code_hf_default_median": _pol("code", "hf_default", M["median"]),
+    "polm_code_hf_default_ci": _pol("code", "hf_default", M["ci"], "matrix"),
+    "pol_code_hf_default_ci": _pol("code", "hf_default", M["ci"]),
+    "polm_code_hf_constant_median": _pol("code", "hf_constant", M["median"], "matrix"),
+    "polm_code_hf_constant_ci": _pol("code", "hf_constant", M["ci"], "matrix"),
+    "polm_code_hf_default_fp32_median": _pol("code", "hf_default_fp32", M["median"], "matrix"),
+    "polm_code_hf_default_fp32_ci": _pol("code", "hf_default_fp32", M["ci"], "matrix"),
+    "polm_code_hf_constant_fp32_median": _pol("code", "hf_constant_fp32", M["median"], "matrix"),
+    "polm_code_hf_constant_fp32_ci": _pol("code", "hf_constant_fp32", M["ci"], "matrix"),
+    "polm_code_hf_prompt_lookup_median": _pol("code", "hf_prompt_lookup", M["median"], "matrix"),
+    "polm_code_hf_prompt_lookup_ci": _pol("code", "hf_prompt_lookup", M["ci"], "matrix"),
+    "polm_code_fixed_median": _pol("code", "fixed", M["median"], "matrix"),
+    "pol_code_fixed_median": _pol("code", "fixed", M["median"]),
+    "polm_code_fixed_ci": _pol("code", "fixed", M["ci"], "matrix"),
+    "pol_code_fixed_ci": _pol("code", "fixed", M["ci"]),
+    "polm_code_fixed_over_oracle": _pol("code", "fixed", M["over_oracle"], "matrix"),
+    "pol_code_fixed_over_oracle": _pol("code", "fixed", M["over_oracle"]),
+    "polm_code_fixed_over_hf": _pol("code", "fixed", M["over_hf"], "matrix"),
+    "pol_code_fixed_over_hf": _pol("code", "fixed", M["over_hf"]),
+    "polm_code_fixed_over_hf_ci": _pol("code", "fixed", M["over_hf_ci"], "matrix"),
+    "pol_code_fixed_over_hf_ci": _pol("code", "fixed", M["over_hf_ci"]),
+    "polm_code_fixed_over_hf_constant": _pol("code", "fixed", M["over_hf_constant"], "matrix"),
+    "polm_code_fixed_over_hf_constant_ci": _pol("code", "fixed", M["over_hf_constant_ci"], "matrix"),
+    "polm_code_confidence_median": _pol("code", "confidence", M["median"], "matrix"),
+    "polm_code_confidence_ci": _pol("code", "confidence", M["ci"], "matrix"),
+    "polm_code_confidence_over_oracle": _pol("code", "confidence", M["over_oracle"], "matrix"),
+    "polm_code_confidence_over_hf": _pol("code", "confidence", M["over_hf"], "matrix"),
+    "polm_code_confidence_over_hf_ci": _pol("code", "confidence", M["over_hf_ci"], "matrix"),
+    "polm_code_heuristic_median": _pol("code", "heuristic", M["median"], "matrix"),
+    "polm_code_heuristic_ci": _pol("code", "heuristic", M["ci"], "matrix"),
+    "polm_code_heuristic_over_oracle": _pol("code", "heuristic", M["over_oracle"], "matrix"),
+    "polm_code_heuristic_over_hf": _pol("code", "heuristic", M["over_hf"], "matrix"),
+    "polm_code_heuristic_over_hf_ci": _pol("code", "heuristic", M["over_hf_ci"], "matrix"),
+    "polm_code_adaptive_median": _pol("code", "adaptive", M["median"], "matrix"),
+    "pol_code_adaptive_median": _pol("code", "adaptive", M["median"]),
+    "polm_code_adaptive_ci": _pol("code", "adaptive", M["ci"], "matrix"),
+    "pol_code_adaptive_ci": _pol("code", "adaptive", M["ci"]),
+    "polm_code_adaptive_over_oracle": _pol("code", "adaptive", M["over_oracle"], "matrix"),
+    "pol_code_adaptive_over_oracle": _pol("code", "adaptive", M["over_oracle"]),
+    "polm_code_adaptive_over_hf": _pol("code", "adaptive", M["over_hf"], "matrix"),
+    "pol_code_adaptive_over_hf": _pol("code", "adaptive", M["over_hf"]),
+    "polm_code_adaptive_over_hf_ci": _pol("code", "adaptive", M["over_hf_ci"], "matrix"),
+    "pol_code_adaptive_over_hf_ci": _pol("code", "adaptive", M["over_hf_ci"]),
+    "polm_code_fixed_fp32_median": _pol("code", "fixed_fp32", M["median"], "matrix"),
+    "polm_code_fixed_fp32_ci": _pol("code", "fixed_fp32", M["ci"], "matrix"),
+    "polm_code_fixed_fp32_over_oracle": _pol("code", "fixed_fp32", M["over_oracle"], "matrix"),
+    "polm_code_fixed_fp32_over_hf": _pol("code", "fixed_fp32", M["over_hf"], "matrix"),
+    "polm_code_fixed_fp32_over_hf_ci": _pol("code", "fixed_fp32", M["over_hf_ci"], "matrix"),
+    "polm_code_fixed_fp32_over_hf_constant": _pol("code", "fixed_fp32", M["over_hf_constant"], "matrix"),
+    "polm_code_fixed_fp32_over_hf_constant_ci": _pol("code", "fixed_fp32", M["over_hf_constant_ci"], "matrix"),
+    "polm_code_adaptive_fp32_median": _pol("code", "adaptive_fp32", M["median"], "matrix"),
+    "polm_code_adaptive_fp32_ci": _pol("code", "adaptive_fp32", M["ci"], "matrix"),
+    "polm_code_adaptive_fp32_over_oracle": _pol("code", "adaptive_fp32", M["over_oracle"], "matrix"),
+    "polm_code_adaptive_fp32_over_hf": _pol("code", "adaptive_fp32", M["over_hf"], "matrix"),
+    "polm_code_adaptive_fp32_over_hf_ci": _pol("code", "adaptive_fp32", M["over_hf_ci"], "matrix"),
+    "polm_code_adaptive_ngram_median": _pol("code", "adaptive_ngram", M["median"], "matrix"),
+    "polm_code_adaptive_ngram_ci": _pol("code", "adaptive_ngram", M["ci"], "matrix"),
+    "polm_code_adaptive_ngram_over_oracle": _pol("code", "adaptive_ngram", M["over_oracle"], "matrix"),
+    "polm_code_adaptive_hybrid_median": _pol("code", "adaptive_hybrid", M["median"], "matrix"),
+    "polm_code_adaptive_hybrid_ci": _pol("code", "adaptive_hybrid", M["ci"], "matrix"),
+    "polm_code_adaptive_hybrid_over_oracle": _pol("code", "adaptive_hybrid", M["over_oracle"], "matrix"),
+    "pol_code_sampled_adaptive_median": _pol("code", "adaptive", M["median"], "sampled_summary"),
+    "pol_code_sampled_best_median": _best_drafter("code", M["median"], "sampled_summary"),
+    "pol_code_sampled_adaptive_ci": _pol("code", "adaptive", M["ci"], "sampled_summary"),
+    "pol_code_sampled_best_ci": _best_drafter("code", M["ci"], "sampled_summary"),
+    "pol_code_sampled_adaptive_over_oracle": _pol("code", "adaptive", M["over_oracle"], "sampled_summary"),
+    "pol_code_sampled_best_over_oracle": _best_drafter("code", M["over_oracle"], "sampled_summary"),
+    "pol_code_best_median": _best_drafter("code", M["median"]),
+    "pol_code_best_ci": _best_drafter("code", M["ci"]),
+    "pol_code_best_over_oracle": _best_drafter("code", M["over_oracle"]),
+    "pol_code_best_drafter": lambda a: DRAFTER_NAMES[_best_variant(a, "code")["drafter"]],
+    "pol_code_matrix_prompts": lambda a: a["policies"]["domains"]["code"]["matrix_prompts"],
+    "pol_code_matrix_last": lambda a: _matrix_rows(a, "code")[-1]["prompt"],
+    "pol_code_skipped": lambda a: _skipped(a, "code"),
+    "pol_code_heldout_adaptive_over_hf_median": _core_ratio("code", "adaptive", "hf_default", "median", heldout=True),
+    "pol_code_heldout_adaptive_over_hf_ci": _core_ratio("code", "adaptive", "hf_default", "ci", heldout=True),
+    "pol_code_adaptive_over_fixed_median": _core_ratio("code", "adaptive", "fixed", "median"),
+    "pol_code_adaptive_over_fixed_ci": _core_ratio("code", "adaptive", "fixed", "ci"),
+    "pol_code_heldout_adaptive_median": _core_ratio("code", "adaptive", None, "median", heldout=True),
+    "pol_code_heldout_adaptive_ci": _core_ratio("code", "adaptive", None, "ci", heldout=True),
+    "pol_code_heldout_adaptive_prompts": _core_ratio("code", "adaptive", None, "prompts", heldout=True),
+    "pol_code_hf_default_prompts": _pol("code", "hf_default", lambda e: e["prompts"]),
+    "pol_code_fixed_prompts": _pol("code", "fixed", lambda e: e["prompts"]),
+    "pol_code_adaptive_prompts": _pol("code", "adaptive", lambda e: e["prompts"]),
+    "pol_code_adaptive_capped_oracle_median": _capped("code", "adaptive", "median"),
+    "pol_code_adaptive_capped_oracle_ci": _capped("code", "adaptive", "ci"),
+    "pol_code_adaptive_capped_oracle_past_cap": _capped("code", "adaptive", "past_cap"),
+    "pol_code_best_oracle_speedup_median": _best_oracle_speedup("code", "median"),
+    "pol_code_best_oracle_speedup_ci": _best_oracle_speedup("code", "ci"),
+    # the policies stage, prose: polm_ over the matrix's prompts, pol_ over every prompt of the core set
+    "polm_prose_hf_default_median": _pol("prose", "hf_default", M["median"], "matrix"),
+    "pol_prose_hf_default_median": _pol("prose", "hf_default", M["median"]),
+    "polm_prose_hf_default_ci": _pol("prose", "hf_default", M["ci"], "matrix"),
+    "pol_prose_hf_default_ci": _pol("prose", "hf_default", M["ci"]),
+    "polm_prose_hf_constant_median": _pol("prose", "hf_constant", M["median"], "matrix"),
+    "polm_prose_hf_constant_ci": _pol("prose", "hf_constant", M["ci"], "matrix"),
+    "polm_prose_hf_default_fp32_median": _pol("prose", "hf_default_fp32", M["median"], "matrix"),
+    "polm_prose_hf_default_fp32_ci": _pol("prose", "hf_default_fp32", M["ci"], "matrix"),
+    "polm_prose_hf_constant_fp32_median": _pol("prose", "hf_constant_fp32", M["median"], "matrix"),
+    "polm_prose_hf_constant_fp32_ci": _pol("prose", "hf_constant_fp32", M["ci"], "matrix"),
+    "polm_prose_hf_prompt_lookup_median": _pol("prose", "hf_prompt_lookup", M["median"], "matrix"),
+    "polm_prose_hf_prompt_lookup_ci": _pol("prose", "hf_prompt_lookup", M["ci"], "matrix"),
+    "polm_prose_fixed_median": _pol("prose", "fixed", M["median"], "matrix"),
+    "pol_prose_fixed_median": _pol("prose", "fixed", M["median"]),
+    "polm_prose_fixed_ci": _pol("prose", "fixed", M["ci"], "matrix"),
+    "pol_prose_fixed_ci": _pol("prose", "fixed", M["ci"]),
+    "polm_prose_fixed_over_oracle": _pol("prose", "fixed", M["over_oracle"], "matrix"),
+    "pol_prose_fixed_over_oracle": _pol("prose", "fixed", M["over_oracle"]),
+    "polm_prose_fixed_over_hf": _pol("prose", "fixed", M["over_hf"], "matrix"),
+    "pol_prose_fixed_over_hf": _pol("prose", "fixed", M["over_hf"]),
+    "polm_prose_fixed_over_hf_ci": _pol("prose", "fixed", M["over_hf_ci"], "matrix"),
+    "pol_prose_fixed_over_hf_ci": _pol("prose", "fixed", M["over_hf_ci"]),
+    "polm_prose_fixed_over_hf_constant": _pol("prose", "fixed", M["over_hf_constant"], "matrix"),
+    "polm_prose_fixed_over_hf_constant_ci": _pol("prose", "fixed", M["over_hf_constant_ci"], "matrix"),
+    "polm_prose_confidence_median": _pol("prose", "confidence", M["median"], "matrix"),
+    "polm_prose_confidence_ci": _pol("prose", "confidence", M["ci"], "matrix"),
+    "polm_prose_confidence_over_oracle": _pol("prose", "confidence", M["over_oracle"], "matrix"),
+    "polm_prose_confidence_over_hf": _pol("prose", "confidence", M["over_hf"], "matrix"),
+    "polm_prose_confidence_over_hf_ci": _pol("prose", "confidence", M["over_hf_ci"], "matrix"),
+    "polm_prose_heuristic_median": _pol("prose", "heuristic", M["median"], "matrix"),
+    "polm_prose_heuristic_ci": _pol("prose", "heuristic", M["ci"], "matrix"),
+    "polm_prose_heuristic_over_oracle": _pol("prose", "heuristic", M["over_oracle"], "matrix"),
+    "polm_prose_heuristic_over_hf": _pol("prose", "heuristic", M["over_hf"], "matrix"),
+    "polm_prose_heuristic_over_hf_ci": _pol("prose", "heuristic", M["over_hf_ci"], "matrix"),
+    "polm_prose_adaptive_median": _pol("prose", "adaptive", M["median"], "matrix"),
+    "pol_prose_adaptive_median": _pol("prose", "adaptive", M["median"]),
+    "polm_prose_adaptive_ci": _pol("prose", "adaptive", M["ci"], "matrix"),
+    "pol_prose_adaptive_ci": _pol("prose", "adaptive", M["ci"]),
+    "polm_prose_adaptive_over_oracle": _pol("prose", "adaptive", M["over_oracle"], "matrix"),
+    "pol_prose_adaptive_over_oracle": _pol("prose", "adaptive", M["over_oracle"]),
+    "polm_prose_adaptive_over_hf": _pol("prose", "adaptive", M["over_hf"], "matrix"),
+    "pol_prose_adaptive_over_hf": _pol("prose", "adaptive", M["over_hf"]),
+    "polm_prose_adaptive_over_hf_ci": _pol("prose", "adaptive", M["over_hf_ci"], "matrix"),
+    "pol_prose_adaptive_over_hf_ci": _pol("prose", "adaptive", M["over_hf_ci"]),
+    "polm_prose_fixed_fp32_median": _pol("prose", "fixed_fp32", M["median"], "matrix"),
+    "polm_prose_fixed_fp32_ci": _pol("prose", "fixed_fp32", M["ci"], "matrix"),
+    "polm_prose_fixed_fp32_over_oracle": _pol("prose", "fixed_fp32", M["over_oracle"], "matrix"),
+    "polm_prose_fixed_fp32_over_hf": _pol("prose", "fixed_fp32", M["over_hf"], "matrix"),
+    "polm_prose_fixed_fp32_over_hf_ci": _pol("prose", "fixed_fp32", M["over_hf_ci"], "matrix"),
+    "polm_prose_fixed_fp32_over_hf_constant": _pol("prose", "fixed_fp32", M["over_hf_constant"], "matrix"),
+    "polm_prose_fixed_fp32_over_hf_constant_ci": _pol("prose", "fixed_fp32", M["over_hf_constant_ci"], "matrix"),
+    "polm_prose_adaptive_fp32_median": _pol("prose", "adaptive_fp32", M["median"], "matrix"),
+    "polm_prose_adaptive_fp32_ci": _pol("prose", "adaptive_fp32", M["ci"], "matrix"),
+    "polm_prose_adaptive_fp32_over_oracle": _pol("prose", "adaptive_fp32", M["over_oracle"], "matrix"),
+    "polm_prose_adaptive_fp32_over_hf": _pol("prose", "adaptive_fp32", M["over_hf"], "matrix"),
+    "polm_prose_adaptive_fp32_over_hf_ci": _pol("prose", "adaptive_fp32", M["over_hf_ci"], "matrix"),
+    "polm_prose_adaptive_ngram_median": _pol("prose", "adaptive_ngram", M["median"], "matrix"),
+    "polm_prose_adaptive_ngram_ci": _pol("prose", "adaptive_ngram", M["ci"], "matrix"),
+    "polm_prose_adaptive_ngram_over_oracle": _pol("prose", "adaptive_ngram", M["over_oracle"], "matrix"),
+    "polm_prose_adaptive_hybrid_median": _pol("prose", "adaptive_hybrid", M["median"], "matrix"),
+    "polm_prose_adaptive_hybrid_ci": _pol("prose", "adaptive_hybrid", M["ci"], "matrix"),
+    "polm_prose_adaptive_hybrid_over_oracle": _pol("prose", "adaptive_hybrid", M["over_oracle"], "matrix"),
+    "pol_prose_sampled_adaptive_median": _pol("prose", "adaptive", M["median"], "sampled_summary"),
+    "pol_prose_sampled_best_median": _best_drafter("prose", M["median"], "sampled_summary"),
+    "pol_prose_sampled_adaptive_ci": _pol("prose", "adaptive", M["ci"], "sampled_summary"),
+    "pol_prose_sampled_best_ci": _best_drafter("prose", M["ci"], "sampled_summary"),
+    "pol_prose_sampled_adaptive_over_oracle": _pol("prose", "adaptive", M["over_oracle"], "sampled_summary"),
+    "pol_prose_sampled_best_over_oracle": _best_drafter("prose", M["over_oracle"], "sampled_summary"),
+    "pol_prose_best_median": _best_drafter("prose", M["median"]),
+    "pol_prose_best_ci": _best_drafter("prose", M["ci"]),
+    "pol_prose_best_over_oracle": _best_drafter("prose", M["over_oracle"]),
+    "pol_prose_best_drafter": lambda a: DRAFTER_NAMES[_best_variant(a, "prose")["drafter"]],
+    "pol_prose_matrix_prompts": lambda a: a["policies"]["domains"]["prose"]["matrix_prompts"],
+    "pol_prose_matrix_last": lambda a: _matrix_rows(a, "prose")[-1]["prompt"],
+    "pol_prose_skipped": lambda a: _skipped(a, "prose"),
+    "pol_prose_heldout_adaptive_over_hf_median": _core_ratio("prose", "adaptive", "hf_default", "median", heldout=True),
+    "pol_prose_heldout_adaptive_over_hf_ci": _core_ratio("prose", "adaptive", "hf_default", "ci", heldout=True),
+    "pol_prose_adaptive_over_fixed_median": _core_ratio("prose", "adaptive", "fixed", "median"),
+    "pol_prose_adaptive_over_fixed_ci": _core_ratio("prose", "adaptive", "fixed", "ci"),
+    "pol_prose_heldout_adaptive_median": _core_ratio("prose", "adaptive", None, "median", heldout=True),
+    "pol_prose_heldout_adaptive_ci": _core_ratio("prose", "adaptive", None, "ci", heldout=True),
+    "pol_prose_heldout_adaptive_prompts": _core_ratio("prose", "adaptive", None, "prompts", heldout=True),
+    "pol_prose_hf_default_prompts": _pol("prose", "hf_default", lambda e: e["prompts"]),
+    "pol_prose_fixed_prompts": _pol("prose", "fixed", lambda e: e["prompts"]),
+    "pol_prose_adaptive_prompts": _pol("prose", "adaptive", lambda e: e["prompts"]),
+    "pol_prose_adaptive_capped_oracle_median": _capped("prose", "adaptive", "median"),
+    "pol_prose_adaptive_capped_oracle_ci": _capped("prose", "adaptive", "ci"),
+    "pol_prose_adaptive_capped_oracle_past_cap": _capped("prose", "adaptive", "past_cap"),
+    "pol_prose_best_oracle_speedup_median": _best_oracle_speedup("prose", "median"),
+    "pol_prose_best_oracle_speedup_ci": _best_oracle_speedup("prose", "ci"),
+    "pol_code_best_target": lambda a: f"{BEST_DRAFTER_TARGET:g}",
+    "pol_code_best_target_over_oracle": lambda a: fmt(BEST_DRAFTER_TARGET / statistics.median(_best_oracle_speedups(a, "code"))),
     # traces
     "trace_greedy_equal": _trace_greedy_equal,
     "trace_k": _fixed_trace_k,
@@ -420,8 +555,13 @@ VALUES: dict[str, Callable] = {
     "cx_correct": _cx("correct"),
     "cx_naive_residual": _cx("naive_residual"),
     "exact_sequences": lambda a: len(a["exactness"]["sequences"]),
-    **{f"mut_{v}": _mutant(v) for v in ("correct", "biased_acceptance", "biased_acceptance_1pct", "wrong_residual",
-                                         "bonus_wrong_row", "q_not_sampled", "rollback_off_by_one")},
+    "mut_correct": _mutant("correct"),
+    "mut_biased_acceptance": _mutant("biased_acceptance"),
+    "mut_biased_acceptance_1pct": _mutant("biased_acceptance_1pct"),
+    "mut_wrong_residual": _mutant("wrong_residual"),
+    "mut_bonus_wrong_row": _mutant("bonus_wrong_row"),
+    "mut_q_not_sampled": _mutant("q_not_sampled"),
+    "mut_rollback_off_by_one": _mutant("rollback_off_by_one"),
     "mut_sampled_runs": lambda a: f"{a['exactness']['metadata']['config']['mutation_sampled_runs']:,}",
     "exact_vocab": lambda a: a["exactness"]["setup"]["vocab"],
     "exact_new_tokens": lambda a: a["exactness"]["setup"]["new_tokens"],

@@ -108,6 +108,48 @@ def test_every_page_marker_names_a_known_figure_or_value():
     assert set(VALUES) <= vals, f"values no page quotes: {sorted(set(VALUES) - vals)}"
 
 
+def test_every_value_is_spelled_out_in_the_table_and_the_policy_values_follow_their_rule():
+    """values.VALUES is an explicit table: grep a page's [[val:NAME]] and find NAME in values.py. The policies
+    stage's values follow one rule, checked here so that no variant or metric is left out: for each domain, polm_
+    over the matrix's prompts for every variant (HF: median, ci; specdec: + over_oracle; + over_hf for the variants
+    HF was given the draft of; + over_hf_constant for fixed k), pol_ over the core set for the core variants."""
+    from specdec_site.policies_stage import CORE_HF, CORE_SPECDEC, HF_VARIANTS, SAME_DRAFT_AS_HF, VARIANTS
+    from specdec_site.values import VALUES
+
+    source = (ROOT / "specdec_site" / "values.py").read_text()
+    assert [k for k in VALUES if f'"{k}":' not in source] == []
+    expected = set()
+    for domain in ("code", "prose"):
+        for variant in (*HF_VARIANTS, *VARIANTS):
+            metrics = ["median", "ci"]
+            if variant in VARIANTS:
+                metrics += ["over_oracle"] + ["over_hf", "over_hf_ci"] * (variant in SAME_DRAFT_AS_HF)
+                metrics += ["over_hf_constant", "over_hf_constant_ci"] * (variant in ("fixed", "fixed_fp32"))
+            for metric in metrics:
+                expected.add(f"polm_{domain}_{variant}_{metric}")
+                if variant in (*CORE_HF, *CORE_SPECDEC) and "constant" not in metric:
+                    expected.add(f"pol_{domain}_{variant}_{metric}")
+    polm = {k for k in VALUES if k.startswith("polm_")}
+    assert polm == {k for k in expected if k.startswith("polm_")}
+    assert expected - polm <= set(VALUES)
+
+
+def test_no_page_types_a_measured_number_by_hand():
+    """Every number a page quotes from the data comes from one place, values.json, through [[val:...]]: a decimal
+    typed into a page's prose that equals one of the values is a copy that the next build would leave stale. (The
+    decimals pages do type are theorem numbers, arXiv ids, settings and constants, never a value.)"""
+    values = json.loads((ROOT / "docs" / "figures" / "values.json").read_text())["values"]
+    decimals = {str(v) for v in values.values() if re.fullmatch(r"\d+\.\d+", str(v))}
+    copies = []
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        text = page.read_text()
+        for pattern in (r"```.*?```", r"\$\$.*?\$\$", r"\\\(.*?\\\)", r"`[^`]*`", r"\[\[[^\]]*\]\]", r"\]\([^)]*\)"):
+            text = re.sub(pattern, " ", text, flags=re.S)
+        copies += [f"{page.name}: {m.group(0)}" for m in re.finditer(r"(?<![\w.])\d+\.\d+(?![\w.])", text)
+                   if m.group(0) in decimals]
+    assert decimals and copies == [], copies
+
+
 def test_no_build_module_imports_torch_at_import_time():
     """The figure half runs with the site's requirements only (the Pages workflow has no torch)."""
     code = ("import sys; import specdec_site.site_files, specdec_site.contract, specdec.theory, specdec.fileio; "

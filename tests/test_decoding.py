@@ -143,13 +143,16 @@ def test_cache_contents_match_a_fresh_forward(close_pair):
 
 
 def test_sampled_run_is_replayable(pair):
+    """Same seed, same tokens and same steps (draws, fates, q and p), timings aside (the Reproduce page says so)."""
     target, draft = pair
     runs = []
     for _ in range(2):
         gen = torch.Generator().manual_seed(42)
-        runs.append(speculative_generate(target, draft, PROMPTS[1], max_new_tokens=16, k=3, temperature=0.9,
-                                         top_k=6, generator=gen).tolist())
-    assert runs[0] == runs[1]
+        tokens, trace = speculative_generate(target, draft, PROMPTS[1], max_new_tokens=16, k=3, temperature=0.9,
+                                             top_k=6, generator=gen, record=True)
+        steps = [{k: v for k, v in step.items() if not k.endswith("_seconds")} for step in trace.to_dict()["steps"]]
+        runs.append((tokens.tolist(), steps))
+    assert runs[0] == runs[1] and len(runs[0][1]) > 2
 
 
 def test_trace_records_the_q_the_draft_sampled_from(pair):

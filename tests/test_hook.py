@@ -1,15 +1,22 @@
-"""The MkDocs hook's marker handling, without a browser: code is never scanned for figures, values in code
-spans are inserted raw (Markdown escapes them once), [[!...]] escapes a marker, and a malformed figure file
-fails with its path."""
+"""The MkDocs hook's markers, without a browser, rendered by Python-Markdown with the site's own extensions (as
+mkdocs.yml lists them) plus the hook's: code is never scanned for figures (the parser decides what is code: fenced,
+indented inside admonitions and lists, spans, escaped backticks), values in code spans are inserted raw (escaped
+once), [[!...]] escapes a marker, every malformed marker fails naming the page and line, a figure may appear twice,
+and a malformed figure file fails with its path."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import re
 
+import markdown
 import pytest
+import yaml
 from browser import ROOT
 from mkdocs.exceptions import PluginError
+
+FIGURE = {"kind": "figure", "title": "A <title>", "figure": {"data": [], "layout": {}}}
 
 
 @pytest.fixture()
@@ -22,6 +29,8 @@ def hook(monkeypatch, tmp_path):
     def load_checked(name):
         if name == "values":
             return {"values": values}
+        if name == "speedup_vs_k":
+            return FIGURE
         return module.__dict__["_real_load_checked"](name)
 
     module._real_load_checked = module.load_checked
@@ -29,40 +38,96 @@ def hook(monkeypatch, tmp_path):
     return module
 
 
-def sub(hook, text):
-    used = set()
-    return hook.substitute(text, "page.md", used), used
+def site_extensions() -> tuple[list, dict]:
+    """mkdocs.yml's markdown_extensions: (names, their configs)."""
+    names, configs = [], {}
+    for entry in yaml.safe_load((ROOT / "mkdocs.yml").read_text())["markdown_extensions"]:
+        name, config = next(iter(entry.items())) if isinstance(entry, dict) else (entry, None)
+        names.append(name)
+        if config:
+            configs[name] = config
+    return names, configs
+
+
+def render(hook, text, page="page.md"):
+    """The page's HTML as the site renders it, and which kinds of marker it used."""
+    names, configs = site_extensions()
+    hook.start_page(page, text)
+    html = markdown.Markdown(extensions=[*names, hook.MarkerExtension()], extension_configs=configs).convert(text)
+    return html, hook._page["used"]
+
+
+def text_of(html_text: str) -> str:
+    """The text of some HTML (code highlighting splits code into spans)."""
+    import html
+
+    return html.unescape(re.sub(r"<[^>]+>", "", html_text))
 
 
 def test_fenced_code_is_never_a_marker(hook):
-    text = "Before\n\n```python\nx = torch.tensor([[0, 3, 5]])\n[[fig:nope]]\n```\n\n~~~~\n[[val:html]]\n~~~~\nafter [[val:html]]\n"
-    out, used = sub(hook, text)
-    assert "torch.tensor([[0, 3, 5]])" in out and "[[fig:nope]]" in out and "\n[[val:html]]\n" in out
-    assert out.endswith("after &lt;b&gt;&amp;\n") and used == {"val"}
+    text = "Before\n\n```python\nx = torch.tensor([[0, 3, 5]])\n[[fig:nope]]\n```\n\n~~~~\n[[val:html]]\n~~~~\n\nafter [[val:html]]\n"
+    out, used = render(hook, text)
+    code = text_of(out)
+    assert "torch.tensor([[0, 3, 5]])" in code and "[[fig:nope]]" in code and "[[val:html]]" in code
+    assert "<p>after &lt;b&gt;&amp;</p>" in out and used == set()
+
+
+@pytest.mark.parametrize("text", [
+    '!!! note\n\n    Inside an admonition:\n\n    ```python\n    x = [[0, 3]]\n    [[fig:nope]]\n    ```\n',
+    "- a list item\n\n    ```\n    [[fig:nope]] and [[val:\n    ```\n",
+    "Text.\n\n    an indented code block [[fig:nope]]\n    [[val:html]]\n",
+])
+def test_code_blocks_indented_in_admonitions_and_lists_are_code(hook, text):
+    out, used = render(hook, text)
+    assert "[[fig:nope]]" in text_of(out) and used == set()
 
 
 def test_code_span_takes_values_raw_and_ignores_other_brackets(hook):
-    out, _ = sub(hook, "run `[[val:command]]` or ``a[[0]]`` and `m[[1, 2]]`; text [[val:command]]\n")
-    assert "`python scripts/build_data.py --stages 'traces'`" in out  # Markdown escapes code once, not twice
-    assert "``a[[0]]``" in out and "`m[[1, 2]]`" in out
+    out, _ = render(hook, "run `[[val:command]]` or ``a[[0]]`` and `m[[1, 2]]`; text [[val:command]]\n")
+    assert "<code>python scripts/build_data.py --stages 'traces'</code>" in out  # escaped once, by Markdown
+    assert "<code>a[[0]]</code>" in out and "<code>m[[1, 2]]</code>" in out
     assert "text python scripts/build_data.py --stages &#x27;traces&#x27;" in out
 
 
 def test_unmatched_backtick_is_text(hook):
-    out, _ = sub(hook, "a ` lone backtick and [[val:html]]\n")
-    assert out == "a ` lone backtick and &lt;b&gt;&amp;\n"
+    out, _ = render(hook, "a ` lone backtick and [[val:html]]\n")
+    assert out == "<p>a ` lone backtick and &lt;b&gt;&amp;</p>"
 
 
 def test_escape_renders_a_marker_literally(hook):
-    out, used = sub(hook, "write [[!fig:NAME]] in a page\n")
-    assert out == "write [[fig:NAME]] in a page\n" and used == set()
+    out, used = render(hook, "write [[!fig:NAME]] in a page\n")
+    assert out == "<p>write [[fig:NAME]] in a page</p>" and used == set()
 
 
-def test_unknown_marker_outside_code_still_fails(hook):
-    with pytest.raises(PluginError, match=r"page.md: unknown marker \[\[0, 3\]\]"):
-        sub(hook, "x = [[0, 3]]\n")
-    with pytest.raises(PluginError, match="unknown value marker"):
-        sub(hook, "`[[val:nope]]`\n")
+@pytest.mark.parametrize("text,line,what", [
+    ("x = [[0, 3]]\n", 1, r"unknown marker \[\[0, 3\]\]"),
+    ("ok\n\nsee `[[val:nope]]`\n", 3, "unknown value marker"),
+    ("one\n\ntwo [[val:html and more\n", 3, "malformed marker"),  # never closed
+    ("a `b\n\n[[oops]] c` d\n", 3, r"unknown marker \[\[oops\]\]"),  # backticks do not pair across paragraphs
+    ("an \\`escaped [[oops]]\\` backtick\n", 1, r"unknown marker \[\[oops\]\]"),  # escaped backticks are no code
+    ("[[fig:]]\n", 1, r"unknown marker \[\[fig:\]\]"),
+    ("[[fig:/etc/passwd]]\n", 1, "names no figure"),
+    ("[[fig:values]]\n", 1, "names no figure"),
+    ("[[fig:visualizer]]\n", 1, "names no figure"),
+    ("[[fig:no_such_figure]]\n", 1, "is missing"),
+    ("[[visualizer]]\n\n[[visualizer]]\n", 3, "a second"),
+    ("| a | b |\n|---|---|\n| 1 | [[val:nope]] |\n", 3, "unknown value marker"),
+])
+def test_every_malformed_marker_fails_naming_the_page_and_line(hook, monkeypatch, text, line, what):
+    if "visualizer]]" in text:
+        monkeypatch.setattr(hook, "load_checked", lambda name: {"runs": [], "palette": {}})
+    with pytest.raises(PluginError, match=what) as err:
+        render(hook, text, page="dir/page.md")
+    assert f"dir/page.md:{line}" in str(err.value)
+
+
+def test_a_figure_may_appear_twice_on_a_page(hook):
+    out, used = render(hook, "[[fig:speedup_vs_k]]\n\nagain:\n\n[[fig:speedup_vs_k]]\n")
+    assert used == {"fig"}
+    assert out.count('class="specdec-figure"') == 2 and "<p><div" not in out  # a block, not inside a paragraph
+    assert 'id="fig-speedup_vs_k"' in out and 'id="fig-speedup_vs_k-2"' in out
+    assert 'data-for="fig-speedup_vs_k"' in out and 'data-for="fig-speedup_vs_k-2"' in out
+    assert 'aria-label="A &lt;title&gt;"' in out
 
 
 @pytest.mark.parametrize("content,what", [
@@ -87,10 +152,11 @@ def test_pages_with_figures_are_marked_for_plotly_and_others_not(hook):
         file = File()
         url = "benchmark/"
 
-    plain = hook.on_page_markdown("just text [[val:html]]\n", page=Page(), config=None, files=None)
-    assert "data-specdec-plotly" not in plain
-    marked = hook.on_page_markdown("[[playground:rule]]\n", page=Page(), config=None, files=None)
-    assert 'data-specdec-plotly="../assets/vendor/plotly.js-basic-' in marked
+    html, _ = render(hook, "just text [[val:html]]\n")
+    assert "data-specdec-plotly" not in hook.on_page_content(html, page=Page(), config=None, files=None)
+    html, _ = render(hook, "[[playground:rule]]\n")
+    assert 'data-specdec-plotly="../assets/vendor/plotly.js-basic-' in hook.on_page_content(html, page=Page(),
+                                                                                            config=None, files=None)
 
 
 def test_vendored_plotly_bundle_matches_the_plotly_package():

@@ -1,7 +1,7 @@
 """The Playground in a real browser: its controls, its statistics, and that its JS rule is the Python rule.
 
 The JS rule (docs/assets/playground.js) and `specdec.verify_draft` get the same (p, q, drafts, uniforms) and
-must emit the same tokens; the JS exact output distribution must equal `specdec.exact.first_token_distribution`.
+must emit the same tokens; the JS exact output distribution must equal `specdec_site.exact.first_token_distribution`.
 Also: every page of the site fits a 375 px wide screen, and the controls work from the keyboard.
 """
 
@@ -121,7 +121,7 @@ def test_sliders_change_the_plotted_data(playground):
         now = chart(page, "pg-speedup-chart")
         assert now != speed_before, slider_id
         speed_before = now
-    assert "use k =" in page.inner_text("#pg-speedup-readout")
+    assert "Independent-α theory" in page.inner_text("#pg-speedup-readout")
 
 
 def test_sampling_passes_with_the_rule_and_fails_with_the_wrong_residual(playground):
@@ -226,3 +226,58 @@ def test_visualizer_navigation_is_one_row_and_tick_labels_are_readable(site, bro
     assert not any(t.strip() == "" for t in layout["ticktext"]), "a whitespace token has an invisible label"
     assert log["errors"] == []
     page.close()
+
+
+# ---------------------------------------------------------------- what a careful reader tripped over (issue 26)
+
+
+def test_the_wrong_rule_shows_what_it_resamples_from(playground):
+    """The residual column and its bar follow the selected rule (they showed norm(max(0, p - q)) for both)."""
+    page, _ = playground
+    page.select_option("#pg-preset", "2")  # the counterexample
+    page.select_option("#pg-rule", "correct")
+    correct = json.loads(chart(page, "pg-rule-chart"))[2]["y"]
+    page.select_option("#pg-rule", "naive")
+    wrong_trace = json.loads(chart(page, "pg-rule-chart"))[2]
+    assert wrong_trace["y"] != pytest.approx(correct, abs=1e-6) and "wrong rule" in wrong_trace["name"]
+    assert "resampled (wrong rule)" in page.inner_text("#pg-rule-panel .pg-table-wrap")
+    assert correct == pytest.approx([0, 1, 0, 0, 0], abs=1e-9)  # norm(max(0, p - q)) of eq. (9)'s counterexample
+    page.select_option("#pg-rule", "correct")
+
+
+def test_a_result_leaves_the_screen_when_the_rule_or_preset_changes(playground):
+    page, _ = playground
+    page.select_option("#pg-preset", "2")
+    page.fill("#pg-n", "10000")
+    page.click("#pg-sample")
+    assert "draws" in page.inner_text("#pg-sample-result")
+    page.select_option("#pg-rule", "naive")
+    assert page.inner_text("#pg-sample-result").strip() == ""
+    page.click("#pg-sample")
+    page.select_option("#pg-preset", "0")
+    assert page.inner_text("#pg-sample-result").strip() == ""
+    page.select_option("#pg-rule", "correct")
+
+
+def test_a_one_token_target_is_not_reported_as_a_chi_square_test(playground):
+    page, _ = playground
+    page.select_option("#pg-preset", "0")
+    page.evaluate("() => { const p = window.specdecPlayground.panels[0]; p.p = p.p.map((x, i) => i === 0 ? 1 : 0); p.render(); }")
+    page.fill("#pg-n", "10000")
+    page.click("#pg-sample")
+    text = page.inner_text("#pg-sample-result")
+    assert "0 degrees of freedom" not in text and "consistent with p" not in text
+    assert "every draw must be" in text and "10000 of 10000 were" in text
+    page.select_option("#pg-preset", "0")
+
+
+def test_the_calculator_shows_the_runs_beside_the_theory_and_says_when_speculation_does_not_pay(playground):
+    page, _ = playground
+    names = [t["name"] for t in json.loads(chart(page, "pg-speedup-chart"))]
+    assert any(n.startswith("from the recorded acceptance runs") for n in names)
+    assert any(n.startswith("theory, i.i.d. α") for n in names) and any(n.startswith("measured here") for n in names)
+    readout = page.inner_text("#pg-speedup-readout")
+    assert "Independent-α theory" in readout and "recorded acceptance runs" in readout and "Measured:" in readout
+    page.evaluate("() => { const s = document.getElementById('pg-alpha'); s.value = '0'; s.dispatchEvent(new Event('input')); }")
+    readout = page.inner_text("#pg-speedup-readout")
+    assert "speculation does not pay here" in readout and "use k = 1" not in readout

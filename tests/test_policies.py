@@ -91,6 +91,7 @@ def sample_counts(target, draft, k, policy, drafter, seed, sources=False, **kw):
 CASES = [pytest.param(policy, "hybrid", id=f"{policy}-hybrid") for policy in POLICIES if policy != "fixed"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("policy,drafter", CASES)
 def test_every_policy_and_drafter_samples_the_target_distribution(models, policy, drafter):
     target, draft = models
@@ -102,6 +103,7 @@ def test_every_policy_and_drafter_samples_the_target_distribution(models, policy
     assert test["p_value"] > 1e-3, test
 
 
+@pytest.mark.slow
 def test_the_wrong_residual_fails_with_the_adaptive_hybrid_drafter(models):
     target, draft = models
     exact = sequence_distribution(target, PROMPT, NEW, SamplingConfig(1.0))

@@ -134,7 +134,8 @@ def test_hostile_token_strings_are_escaped(tmp_path, browser):
     """Token text is untrusted: feed <script>/<img onerror> tokens through the visualizer."""
     work = tmp_path / "repo"
     shutil.copytree(ROOT / "docs", work / "docs", ignore=shutil.ignore_patterns("figures"))
-    shutil.copytree(ROOT / "specdec", work / "specdec")  # the Source page includes it
+    for package in ("specdec", "specdec_site"):  # the Source page includes files of both
+        shutil.copytree(ROOT / package, work / package, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "mkdocs.yml", work / "mkdocs.yml")
     traces_path = work / "docs" / "data" / "cpu" / "traces.json"
     traces = json.loads(traces_path.read_text())
@@ -183,6 +184,8 @@ def test_missing_or_stale_figure_fails_the_build(tmp_path):
     work = tmp_path / "repo"
     shutil.copytree(ROOT / "docs", work / "docs")
     shutil.copy(ROOT / "mkdocs.yml", work / "mkdocs.yml")
+    for package in ("specdec", "specdec_site"):  # the Source page includes files of both
+        shutil.copytree(ROOT / package, work / package, ignore=shutil.ignore_patterns("__pycache__"))
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
 
     def build():
@@ -193,11 +196,11 @@ def test_missing_or_stale_figure_fails_the_build(tmp_path):
     result = build()
     assert result.returncode != 0 and "figure 'hf_comparison' is missing" in result.stderr
     shutil.copy(ROOT / "docs" / "figures" / "hf_comparison.json", work / "docs" / "figures" / "hf_comparison.json")
-    bench = work / "docs" / "data" / "cpu" / "benchmark.json"
+    bench = work / "docs" / "data" / "cpu" / "policies.json"
     bench.write_text(bench.read_text().replace('"seed": 0', '"seed": 1', 1))
     result = build()
     assert result.returncode != 0 and "is stale" in result.stderr
-    bench.write_text((ROOT / "docs" / "data" / "cpu" / "benchmark.json").read_text())
+    bench.write_text((ROOT / "docs" / "data" / "cpu" / "policies.json").read_text())
     (work / "docs" / "index.md").write_text("[[fig:no_such_figure]]\n")
     result = build()
     assert result.returncode != 0 and "figure 'no_such_figure' is missing" in result.stderr
@@ -320,4 +323,70 @@ def test_tokens_with_the_same_text_keep_separate_bars(site, browser):
     assert bars["n"] == bars["distinct"], bars
     assert sum(1 for h in bars["hover"] if h == "same") == 2, bars
     assert log["errors"] == [], log["errors"]
+    page.close()
+
+
+# ---------------------------------------------------------------- the Step Visualizer as a reader uses it (issue 26)
+
+
+def test_visualizer_arrow_keys_work_before_focusing_the_widget(site, browser):
+    """The intro promises ← and →: they step through the run wherever the focus is (not in a form control)."""
+    page, _ = open_page(browser, site + "visualizer/")
+    page.wait_for_selector("#sv-chart-pq .main-svg")
+    page.evaluate("() => document.activeElement && document.activeElement.blur()")
+    page.keyboard.press("ArrowRight")
+    assert page.inner_text(".sv-step-label").startswith("step 2 /")
+    page.keyboard.press("ArrowLeft")
+    assert page.inner_text(".sv-step-label").startswith("step 1 /")
+    page.focus("#sv-mode")  # a select keeps its own arrows
+    page.keyboard.press("ArrowRight")
+    assert page.inner_text(".sv-step-label").startswith("step 1 /")
+    page.close()
+
+
+def test_a_step_without_drafts_shows_no_stale_chart(site, browser):
+    """A step with k = 0 (the last token before max_new_tokens) drew nothing: its draft charts say so instead of
+    showing the previous step's, and its text does not claim "All 0 drafts accepted"."""
+    visualizer = json.loads((ROOT / "docs" / "figures" / "visualizer.json").read_text())
+    found = [(i, j) for i, run in enumerate(visualizer["runs"]) for j, s in enumerate(run["trace"]["steps"]) if s["k"] == 0]
+    assert found, "no recorded step with k = 0: nothing to test against"
+    page, log = open_page(browser, site + "visualizer/")
+    page.wait_for_selector("#sv-chart-pq .main-svg")
+    run, step = found[0]
+    page.evaluate(f"""() => {{ const v = document.getElementById('specdec-visualizer')._specdec;
+        v.run = v.runs[{run}]; v.renderRun(); v.go({step}); }}""")
+    assert "0 of 0 accepted" in page.inner_text(".sv-step-label")
+    assert "All 0 drafts" not in page.inner_text(".sv-detail")
+    assert "No drafts this step" in page.inner_text(".sv-detail")
+    for div in ("sv-chart-pq", "sv-chart-accept"):
+        assert page.evaluate(f"() => document.getElementById('{div}').data.length") == 0
+        assert "No drafts in this step" in page.inner_text(f"#{div}")
+    assert log["errors"] == []
+    page.close()
+
+
+def test_accept_chart_legend_colours_are_the_bars_colours(site, browser):
+    page, _ = open_page(browser, site + "visualizer/")
+    page.wait_for_selector("#sv-chart-accept .main-svg")
+    traces = page.evaluate("() => document.getElementById('sv-chart-accept').data")
+    bars = [t for t in traces if t["type"] == "bar"]
+    assert bars and all(isinstance(t["marker"]["color"], str) for t in bars), "one colour per legend entry"
+    palette = json.loads((ROOT / "docs" / "figures" / "visualizer.json").read_text())["palette"]
+    fate_colour = {"accepted": palette["accept"], "rejected": palette["reject"], "not evaluated": palette["unevaluated"]}
+    for t in bars:
+        fate = t["name"].split(": ", 1)[1]
+        assert t["marker"]["color"] == fate_colour[fate], t["name"]
+    page.close()
+
+
+def test_pq_chart_labels_only_as_many_tokens_as_its_width_can_hold(site, browser):
+    page, _ = open_page(browser, site + "visualizer/", width=375, height=800)
+    page.wait_for_selector("#sv-chart-pq .main-svg")
+    for step in range(page.locator(".sv-step").count()):
+        page.evaluate(f"() => document.getElementById('specdec-visualizer')._specdec.go({step})")
+        width = page.evaluate("() => document.getElementById('sv-chart-pq').clientWidth")
+        if page.evaluate("() => document.getElementById('sv-chart-pq').data.length") == 0:
+            continue  # a step without drafts
+        ticks = page.evaluate("() => document.getElementById('sv-chart-pq').layout.xaxis.ticktext.length")
+        assert ticks <= max(4, (width - 70) // 42), (step, ticks, width)
     page.close()

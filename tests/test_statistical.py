@@ -38,6 +38,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("config,k", CASES)
 def test_speculative_samples_match_target_distribution(models, config, k):
     target, draft = models
@@ -49,6 +50,7 @@ def test_speculative_samples_match_target_distribution(models, config, k):
     assert test["p_value"] > 1e-3, test
 
 
+@pytest.mark.slow
 def test_wrong_residual_fails_the_same_test(models):
     target, draft = models
     config = SamplingConfig(1.0)

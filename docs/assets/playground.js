@@ -70,6 +70,18 @@
     return out;
   }
 
+  // What a rejection resamples from, averaged over the rejected token x (weight q(x)(1 - min(1, p/q))): for the
+  // correct rule that is norm(max(0, p - q)) whatever x was; the wrong rule's residual depends on x.
+  function resampledFrom(p, q, rule) {
+    if (rule !== "naive") return residual(p, q);
+    const mix = p.map(function () { return 0; });
+    q.forEach(function (qx, x) {
+      const w = qx > 0 ? qx * (1 - acceptProb(p[x], qx)) : 0;
+      if (w > 0) naiveResidual(p, q, x).forEach(function (r, y) { mix[y] += w * r; });
+    });
+    return normalize(mix) || residual(p, q);
+  }
+
   // ------------------------------------------------------------------ seeded PRNG and chi-square
   function mulberry32(seed) {
     let a = seed >>> 0;
@@ -196,7 +208,7 @@
     root.appendChild(el("p", { class: "pg-hint" }, "Try this: pick the counterexample, sample with the correct rule (the chi-square p-value is large), then switch to the wrong residual and sample again: the histogram leaves p and the p-value collapses."));
     this.sampled = null;
     presetSel.addEventListener("change", function () { self.load(parseInt(presetSel.value, 10)); });
-    ruleSel.addEventListener("change", function () { self.sampled = null; self.render(); });
+    ruleSel.addEventListener("change", function () { self.clearSample(); self.render(); });
     button.addEventListener("click", function () { self.sample(); });
     this.ruleSel = ruleSel;
     this.nInput = nInput;
@@ -209,7 +221,7 @@
     this.labels = pr.labels;
     this.p = pr.p.slice();
     this.q = pr.q.slice();
-    this.sampled = null;
+    if (this.result) this.clearSample(); else this.sampled = null;
     this.root.querySelector("#pg-preset-hint").textContent = pr.hint;
     const grid = this.root.querySelector("#pg-sliders");
     grid.textContent = "";
@@ -239,7 +251,7 @@
       row[i] = rest > 0 ? row[i] * (1 - target) / rest : (1 - target) / (row.length - 1);
     }
     row[t] = target;
-    this.sampled = null;
+    this.clearSample();
     this.render();
   };
   RulePanel.prototype.problem = function () {
@@ -259,11 +271,11 @@
     if (problem) { Plotly.purge("pg-rule-chart"); return; }
     const p = normalize(this.p), q = normalize(this.q), rule = this.ruleSel.value;
     const beta = p.reduce(function (a, pi, i) { return a + Math.min(pi, q[i]); }, 0);
-    const res = residual(p, q);
+    const res = resampledFrom(p, q, rule);
     const out = exactOutput(p, q, rule);
     const table = el("table", { class: "pg-table" });
     const head = el("tr");
-    ["token", "p", "q", "min(1, p/q)", "residual", "exact output"].forEach(function (h) { head.appendChild(el("th", {}, h)); });
+    ["token", "p", "q", "min(1, p/q)", rule === "naive" ? "resampled (wrong rule)" : "residual", "exact output"].forEach(function (h) { head.appendChild(el("th", {}, h)); });
     table.appendChild(head);
     this.labels.forEach(function (lab, i) {
       const row = el("tr");
@@ -280,7 +292,7 @@
     const traces = [
       { type: "bar", name: "target p", x: this.labels, y: p, marker: { color: pal.p } },
       { type: "bar", name: "draft q", x: this.labels, y: q, marker: { color: pal.q } },
-      { type: "bar", name: "residual", x: this.labels, y: beta < 1 - 1e-12 ? res : res.map(function () { return 0; }), marker: { color: pal.residual } },
+      { type: "bar", name: rule === "naive" ? "resampled after a rejection, wrong rule" : "residual norm(max(0, p − q))", x: this.labels, y: beta < 1 - 1e-12 ? res : res.map(function () { return 0; }), marker: { color: rule === "naive" ? pal.reject : pal.residual, opacity: rule === "naive" ? 0.6 : 1 } },
       { type: "bar", name: "exact output (" + (rule === "naive" ? "wrong rule" : "correct rule") + ")", x: this.labels, y: out, marker: { color: rule === "naive" ? pal.reject : pal.accept } },
     ];
     if (this.sampled) {
@@ -289,6 +301,12 @@
     }
     Plotly.react("pg-rule-chart", traces, themed({ barmode: "group", height: 360, margin: { t: 30, r: 10, b: 40, l: 45 },
       legend: { orientation: "h", y: -0.15 }, yaxis: { title: { text: "probability" }, range: [0, 1] }, title: { text: "p, q, the residual and what the rule outputs", font: { size: 13 }, x: 0 } }), CONFIG);
+  };
+  RulePanel.prototype.clearSample = function () {
+    // a result belongs to the rule, p and q it was drawn with: any change takes it off the screen
+    this.sampled = null;
+    this.result.textContent = "";
+    delete this.result.dataset.pvalue;
   };
   RulePanel.prototype.sample = function () {
     const problem = this.problem();
@@ -304,7 +322,16 @@
     const test = chiSquare(counts, p);
     this.sampled = { n: n, counts: counts, freq: counts.map(function (c) { return c / n; }), test: test };
     this.render();
-    this.result.textContent = n + " draws (seed " + seed + ", " + (rule === "naive" ? "wrong" : "correct") + " rule) against p: chi-square " +
+    const which = n + " draws (seed " + seed + ", " + (rule === "naive" ? "wrong" : "correct") + " rule)";
+    if (test.df < 1 && isFinite(test.stat)) {
+      // p on one token: no test to run (0 degrees of freedom); the evidence is that every draw is that token
+      const only = p.findIndex(function (x) { return x > 0; });
+      this.result.textContent = which + ": p puts all its mass on " + this.labels[only] + ", so every draw must be " +
+        this.labels[only] + "; " + counts[only] + " of " + n + " were (a chi-square test has no degrees of freedom here).";
+      this.result.dataset.pvalue = String(counts[only] === n ? 1 : 0);
+      return;
+    }
+    this.result.textContent = which + " against p: chi-square " +
       (isFinite(test.stat) ? test.stat.toFixed(1) : "∞") + " on " + test.df + " degrees of freedom, p-value " + test.p.toPrecision(3) +
       (test.p < 1e-3 ? ": the samples are not distributed as p." : ": consistent with p.");
     this.result.dataset.pvalue = String(test.p);
@@ -332,6 +359,21 @@
     root.appendChild(el("div", { class: "pg-chart", id: "pg-speedup-chart" }));
     this.render();
   }
+  // Tokens per pass from acceptance by position (the sweep's longest drafts): E_k = sum over i = 0..k of
+  // prod_{j <= i} a_j, the last measured a_j carried on past the recorded positions.
+  function runAwareTokensPerPass(perPosition, k) {
+    let total = 1, survive = 1;
+    for (let i = 1; i <= k; i++) {
+      survive *= perPosition[Math.min(i, perPosition.length) - 1];
+      total += survive;
+    }
+    return total;
+  }
+  function bestOf(values) {
+    let best = 0;
+    values.forEach(function (v, i) { if (v > values[best]) best = i; });
+    return best;
+  }
   SpeedupPanel.prototype.render = function () {
     const a = parseFloat(this.alpha.input.value), c = parseFloat(this.c.input.value);
     const k = parseInt(this.k.input.value, 10), slope = parseFloat(this.v.input.value);
@@ -340,26 +382,44 @@
     const eq7 = ks.map(function (i) { return speedup(a, i, c, 1); });
     const eq8 = ks.map(function (i) { return speedup(a, i, c, 1 + slope * i); });
     const tpp = ks.map(function (i) { return tokensPerPass(a, i); });
-    let best = 1;
-    ks.forEach(function (i) { if (eq8[i - 1] > eq8[best - 1]) best = i; });
+    const best = bestOf(eq8) + 1;
     const pal = this.palette;
     const traces = [
       { type: "scatter", mode: "lines", name: "tokens per target pass, eq. (6)", x: ks, y: tpp, line: { color: pal.unevaluated, dash: "dot" } },
-      { type: "scatter", mode: "lines", name: "speedup, Thm 3.8, eq. (7)", x: ks, y: eq7, line: { color: pal.p, dash: "dash" } },
-      { type: "scatter", mode: "lines", name: "speedup with verify cost, eq. (8)", x: ks, y: eq8, line: { color: pal.p } },
-      { type: "scatter", mode: "markers", name: "best k", x: [best], y: [eq8[best - 1]], marker: { color: pal.accept, size: 14, symbol: "star" } },
+      { type: "scatter", mode: "lines", name: "theory, i.i.d. α: Thm 3.8, eq. (7)", x: ks, y: eq7, line: { color: pal.p, dash: "dash" } },
+      { type: "scatter", mode: "lines", name: "theory, i.i.d. α, with verify cost: eq. (8)", x: ks, y: eq8, line: { color: pal.p } },
+      { type: "scatter", mode: "markers", name: "best k of eq. (8)", x: [best], y: [eq8[best - 1]], marker: { color: pal.accept, size: 14, symbol: "star" } },
       { type: "scatter", mode: "markers", name: "your k", x: [k], y: [eq8[k - 1]], marker: { color: pal.q, size: 11 } },
     ];
+    // What the site's runs say: acceptance by position as recorded (runs of agreement), at the sliders' c and
+    // verify cost. Not a fit to the speedups: the measured markers below are the check.
+    const runAware = (this.data.runs || []).map(function (r) {
+      const y = ks.map(function (i) { return runAwareTokensPerPass(r.per_position, i) / (c * i + 1 + slope * i); });
+      traces.push({ type: "scatter", mode: "lines", name: "from the recorded acceptance runs: " + r.label, x: ks, y: y,
+        line: { color: pal[r.domain], width: 2.5 } });
+      return { label: r.label, y: y, best: bestOf(y) + 1 };
+    });
     this.data.measured.forEach(function (m) {
       traces.push({ type: "scatter", mode: "markers", name: "measured here: " + m.label, x: m.k, y: m.speedup,
         marker: { color: pal[m.domain], symbol: m.mode === "greedy" ? "circle-open" : "x", size: 9 } });
     });
-    Plotly.react("pg-speedup-chart", traces, themed({ height: 400, margin: { t: 30, r: 10, b: 50, l: 50 },
-      xaxis: { title: { text: "k" }, dtick: 1 }, yaxis: { title: { text: "× target-only" } }, legend: { orientation: "h", y: -0.25 },
-      title: { text: "The math page's curves for these numbers, and this site's measurements", font: { size: 13 }, x: 0 } }), CONFIG);
+    Plotly.react("pg-speedup-chart", traces, themed({ height: 460, margin: { t: 30, r: 10, b: 20, l: 50 },
+      xaxis: { title: { text: "k" }, dtick: 1, automargin: true }, yaxis: { title: { text: "× target-only" }, automargin: true },
+      legend: { orientation: "h", x: 0, xref: "container", y: 0, yref: "container", yanchor: "bottom" },
+      title: { text: "The theory for these numbers, what this site's runs say, and its measurements", font: { size: 13 }, x: 0 } }), CONFIG);
+    const theory = eq8[best - 1] <= 1
+      ? "Independent-α theory, eq. (8): speculation does not pay here (at best " + eq8[best - 1].toFixed(2) + "× at k = " + best + ": below 1 is slower than the target alone)."
+      : "Independent-α theory, eq. (8): use k = " + best + ", expect " + eq8[best - 1].toFixed(2) + "× (" + tpp[best - 1].toFixed(2) + " tokens per target pass).";
+    const runs = runAware.map(function (r) {
+      return r.label + ": best k = " + r.best + ", " + r.y[r.best - 1].toFixed(2) + "×";
+    }).join("; ");
+    const measured = this.data.measured.map(function (m) {
+      const i = bestOf(m.speedup);
+      return m.label + ": best k = " + m.k[i] + ", " + m.speedup[i].toFixed(2) + "×";
+    }).join("; ");
     this.readout.textContent = "With α = " + a.toFixed(2) + ", c = " + c.toFixed(3) + " and a verify pass of 1 + " + slope.toFixed(3) +
-      " × k: use k = " + best + ", expect " + eq8[best - 1].toFixed(2) + "× (" + tpp[best - 1].toFixed(2) + " tokens per target pass). At your k = " +
-      k + ": " + eq8[k - 1].toFixed(2) + "×.";
+      " × k. " + theory + " At your k = " + k + ": " + eq8[k - 1].toFixed(2) + "×. From this site's recorded acceptance runs (acceptances " +
+      "come in runs, which i.i.d. α ignores), at the same c and verify cost: " + runs + ". Measured: " + measured + ".";
   };
 
   // ------------------------------------------------------------------ 3. the race

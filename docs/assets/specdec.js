@@ -26,6 +26,44 @@
   }
   const PLOT_CONFIG = { responsive: true, displaylogo: false };
 
+  // ------------------------------------------------------------------ figures that fit their width
+  // The figures' JSON is laid out for a wide page (specdec_site/figures.py). At the width a figure actually has: its
+  // title goes above it as HTML (titleAbove), and on a narrow screen (a phone) the fonts shrink and the toolbar is
+  // left out (its hidden buttons would take Tab stops; the figure still zooms and pans by touch). Re-fitted when the
+  // width class changes.
+  const NARROW = 600;
+  function fitted(layout, width) {
+    const narrow = width < NARROW;
+    const out = Object.assign({}, layout);
+    if (narrow) {
+      out.font = Object.assign({}, out.font || {}, { size: 10 });
+      if (out.legend) out.legend = Object.assign({}, out.legend, { font: { size: 10 } });
+      out.margin = Object.assign({}, out.margin || {}, { l: Math.min((out.margin || {}).l || 60, 44), r: 8 });
+    }
+    return out;
+  }
+  // A static figure's title is HTML above the plot, not Plotly's: it wraps at any width, and the toolbar (inside the
+  // plot, top right) can never cover it. The figure keeps its name for screen readers (aria-label).
+  function titleAbove(div, layout) {
+    const text = layout.title && layout.title.text ? String(layout.title.text).replace(/<br>/g, " ") : "";
+    let caption = div.previousElementSibling;
+    if (!caption || !caption.classList.contains("specdec-figure-title")) {
+      caption = el("p", { class: "specdec-figure-title" });
+      div.parentNode.insertBefore(caption, div);
+    }
+    caption.textContent = text;
+    const out = Object.assign({}, layout, { title: { text: "" } });
+    out.margin = Object.assign({}, out.margin || {}, { t: 28 });  // room for the toolbar only
+    return out;
+  }
+  function plotConfig(width) {
+    return Object.assign({}, PLOT_CONFIG, { displayModeBar: width >= NARROW });
+  }
+  function noTabStops(div) {
+    // The toolbar shows on hover only: its buttons are reached by the mouse, not by Tab.
+    div.querySelectorAll(".modebar-btn").forEach(function (b) { b.setAttribute("tabindex", "-1"); });
+  }
+
   // ------------------------------------------------------------------ plotly.js and KaTeX, on demand
   // Only the pages that need them load them: the hook marks pages with a figure with
   // data-specdec-plotly (the bundle's URL) and pages with math with data-specdec-katex (KaTeX's folder).
@@ -80,9 +118,22 @@
       const div = document.getElementById(script.dataset.for);
       if (!div) return;
       const fig = JSON.parse(script.textContent);
-      Plotly.react(div, fig.data, themed(fig.layout || {}), PLOT_CONFIG);
+      const width = div.clientWidth || window.innerWidth;
+      div.dataset.narrow = String(width < NARROW);
+      Plotly.react(div, fig.data, themed(fitted(titleAbove(div, fig.layout || {}), width)), plotConfig(width)).then(noTabStops);
     });
   }
+  let resizeTimer = null;
+  window.addEventListener("resize", function () {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(function () {
+      if (!window.Plotly) return;
+      const changed = Array.from(document.querySelectorAll(".specdec-figure")).some(function (div) {
+        return div.dataset.narrow !== String((div.clientWidth || window.innerWidth) < NARROW);
+      });
+      if (changed) renderFigures();
+    }, 200);
+  });
 
   // ------------------------------------------------------------------ step visualizer
   function esc(s) {
@@ -192,11 +243,17 @@
     prev.addEventListener("click", function () { self.go(self.step - 1); });
     next.addEventListener("click", function () { self.go(self.step + 1); });
     slider.addEventListener("input", function () { self.go(parseInt(slider.value, 10)); });
-    root.addEventListener("keydown", function (e) {
-      if (e.target.tagName === "SELECT" || e.target.tagName === "INPUT") return;
+    // ←/→ step through the run wherever the focus is on the page (the intro promises it), except in a form
+    // control, whose own arrows they are. One listener per page: instant navigation re-creates the widget.
+    if (window._specdecKeys) document.removeEventListener("keydown", window._specdecKeys);
+    window._specdecKeys = function (e) {
+      if (!document.body.contains(root) || e.altKey || e.ctrlKey || e.metaKey) return;
+      const tag = (e.target && e.target.tagName) || "";
+      if (tag === "SELECT" || tag === "INPUT" || tag === "TEXTAREA" || (e.target && e.target.isContentEditable)) return;
       if (e.key === "ArrowRight") { self.go(self.step + 1); e.preventDefault(); }
       if (e.key === "ArrowLeft") { self.go(self.step - 1); e.preventDefault(); }
-    });
+    };
+    document.addEventListener("keydown", window._specdecKeys);
     this.renderRun();
   };
 
@@ -263,7 +320,10 @@
       table.appendChild(row);
     });
     detail.appendChild(table);
-    const extra = s.bonus_token !== null
+    const extra = s.k === 0
+      ? "No drafts this step (its budget was 0: the last token before max_new_tokens, or no n-gram match): the target " +
+        "pass emitted " + JSON.stringify(this.tok(s.emitted[0])) + " from its own p, as plain decoding would."
+      : s.bonus_token !== null
       ? "All " + s.k + " drafts accepted: bonus token " + JSON.stringify(this.tok(s.bonus_token)) + " drawn from the target's next distribution p."
       : "Rejected at position " + (s.n_accepted + 1) + ": token " + JSON.stringify(this.tok(s.resampled_token)) +
         " resampled from norm(max(0, p \u2212 q)).";
@@ -276,29 +336,51 @@
     const j = Math.min(this.pos, s.k - 1);
     const layoutBase = this.chartLayout;
     const pal = this.palette;
-    // p and q over the union of their top tokens at the chosen position
-    if (s.k > 0) {
+    const pq = document.getElementById("sv-chart-pq"), accept = document.getElementById("sv-chart-accept");
+    if (s.k === 0) {
+      // nothing was drafted: no p and q of a draft, no draws; say so instead of leaving the last step's charts
+      // (an empty chart with a note, not a purge: a purge races Plotly's pending redraws)
+      [pq, accept].forEach(function (div) {
+        Plotly.react(div, [], themed(Object.assign({}, layoutBase, { title: { text: "" }, xaxis: { visible: false },
+          yaxis: { visible: false }, annotations: [{ text: "No drafts in this step: nothing to compare or accept.",
+            showarrow: false, xref: "paper", yref: "paper", x: 0.5, y: 0.5 }] })), PLOT_CONFIG);
+      });
+    } else {
+      // p and q over the union of their top tokens at the chosen position, as many as the chart's width can
+      // label (about 42 px a label), by p then q
       const p = s.top_p[j], q = s.top_q[j];
-      const ids = Array.from(new Set(p.ids.concat(q.ids)));
       const pv = {}, qv = {};
       p.ids.forEach(function (id, i) { pv[id] = p.probs[i]; });
       q.ids.forEach(function (id, i) { qv[id] = q.probs[i]; });
-      ids.sort(function (a, b) { return (pv[b] || 0) - (pv[a] || 0); });
+      let ids = Array.from(new Set(p.ids.concat(q.ids)));
+      ids.sort(function (a, b) { return ((pv[b] || 0) - (pv[a] || 0)) || ((qv[b] || 0) - (qv[a] || 0)); });
+      const room = Math.max(4, Math.floor(((pq.clientWidth || 320) - 70) / 42));
+      const shown = ids.slice(0, room);
+      if (shown.indexOf(s.draft_tokens[j]) < 0) shown[shown.length - 1] = s.draft_tokens[j];  // the drafted token stays
+      const cut = ids.length - shown.length;
+      ids = shown;
       const axis = self.tokenAxis(ids, s.draft_tokens[j]);
-      Plotly.react("sv-chart-pq", [
+      const title = "p and q at position " + (j + 1) + " (\u25c0 drafted)" + (cut > 0 ? "; top " + ids.length + " of " + (ids.length + cut) : "");
+      Plotly.react(pq, [
         { type: "bar", name: "p (target)", x: axis.x, y: ids.map(function (id) { return pv[id] === undefined ? null : pv[id]; }), hovertext: axis.hover, hoverinfo: "text+y+name", marker: { color: pal.p } },
         { type: "bar", name: "q (draft)", x: axis.x, y: ids.map(function (id) { return qv[id] === undefined ? null : qv[id]; }), hovertext: axis.hover, hoverinfo: "text+y+name", marker: { color: pal.q } },
-      ], themed(Object.assign({}, layoutBase, { barmode: "group", title: { text: "p and q at position " + (j + 1) + " (\u25c0 drafted)", font: { size: 13 }, x: 0 }, xaxis: axis.layout, yaxis: { title: { text: "probability" }, range: [0, 1] } })), PLOT_CONFIG);
+      ], themed(Object.assign({}, layoutBase, { barmode: "group", title: { text: title, font: { size: 13 }, x: 0 }, xaxis: axis.layout, yaxis: { title: { text: "probability" }, range: [0, 1] } })), PLOT_CONFIG);
+      // acceptance probability vs the uniform draw, per position; one trace per fate, so the legend's colours
+      // are the bars'
+      const pos = s.draft_tokens.map(function (_, i) { return "pos " + (i + 1); });
+      const fates = [["accepted", pal.accept], ["rejected", pal.reject], ["not evaluated", pal.unevaluated]];
+      const bars = fates.filter(function (f) { return s.fates.indexOf(f[0]) >= 0; }).map(function (f) {
+        return { type: "bar", name: "min(1, p/q): " + f[0], x: pos, marker: { color: f[1] },
+                 y: s.accept_probs.map(function (a, i) { return s.fates[i] === f[0] ? a : null; }) };
+      });
+      Plotly.react(accept, bars.concat([
+        { type: "scatter", mode: "markers", name: "draw r", x: pos, y: s.uniforms, marker: { symbol: "line-ew-open", size: 28, line: { width: 3 }, color: dark() ? "#fff" : "#000" } },
+      ]), themed(Object.assign({}, layoutBase, { barmode: "overlay", title: { text: "accept iff r < min(1, p/q)", font: { size: 13 }, x: 0 }, xaxis: { type: "category" }, yaxis: { range: [0, 1.05], title: { text: "probability" } } })), PLOT_CONFIG);
     }
-    // acceptance probability vs the uniform draw, per position
-    const pos = s.draft_tokens.map(function (_, i) { return "pos " + (i + 1); });
-    Plotly.react("sv-chart-accept", [
-      { type: "bar", name: "min(1, p/q)", x: pos, y: s.accept_probs, marker: { color: s.fates.map(function (f) { return f === "accepted" ? pal.accept : (f === "rejected" ? pal.reject : pal.unevaluated); }) } },
-      { type: "scatter", mode: "markers", name: "draw r", x: pos, y: s.uniforms, marker: { symbol: "line-ew-open", size: 28, line: { width: 3 }, color: dark() ? "#fff" : "#000" } },
-    ], themed(Object.assign({}, layoutBase, { title: { text: "accept iff r < min(1, p/q)", font: { size: 13 }, x: 0 }, yaxis: { range: [0, 1.05], title: { text: "probability" } } })), PLOT_CONFIG);
     // the residual at a rejection, or the bonus distribution
     const res = s.top_residual || s.top_p[s.k];
-    const title = s.top_residual ? "residual norm(max(0, p \u2212 q)) at the rejected position" : "p after the last draft: the bonus token's distribution";
+    const title = s.top_residual ? "residual norm(max(0, p \u2212 q)) at the rejected position"
+      : (s.k === 0 ? "p: the distribution this step's token was drawn from" : "p after the last draft: the bonus token's distribution");
     const resAxis = self.tokenAxis(res.ids, null);
     Plotly.react("sv-chart-residual", [
       { type: "bar", name: s.top_residual ? "residual" : "p", x: resAxis.x, y: res.probs, hovertext: resAxis.hover, hoverinfo: "text+y", marker: { color: s.top_residual ? pal.residual : pal.p } },
@@ -306,7 +388,8 @@
   };
 
   // Shared with the Playground (playground.js), which loads after this file.
-  window.specdecSite = { dark: dark, themed: themed, el: el, PLOT_CONFIG: PLOT_CONFIG, withPlotly: withPlotly };
+  window.specdecSite = { dark: dark, themed: themed, el: el, PLOT_CONFIG: PLOT_CONFIG, withPlotly: withPlotly,
+    fitted: fitted, plotConfig: plotConfig, noTabStops: noTabStops };
 
   function renderVisualizer() {
     const root = document.getElementById("specdec-visualizer");

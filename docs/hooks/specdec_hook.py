@@ -7,7 +7,12 @@ Markers in the Markdown pages:
     [[visualizer]]    the Step Visualizer with the recorded traces (docs/figures/visualizer.json)
     [[playground:PART]]  a Playground panel (rule, speedup, race), or its data (docs/figures/playground.json)
     [[!TEXT]]         the literal text [[TEXT]] (the escape)
-Fenced code blocks are never scanned, and code spans only for [[val:...]]: `torch.tensor([[0, 3]])` is code.
+Markers are found by the Markdown parser itself (a Python-Markdown extension added to the site's own): an inline
+pattern that runs after code spans, escapes and math are taken, so code blocks (fenced, or indented inside a list
+or an admonition) and code spans are never scanned for figures; a [[val:...]] in a code span is filled in by a tree
+pass over the <code> elements (not those of code blocks). A malformed marker (`[[val:` never closed, an unknown
+kind, a figure name that is no figure) stops the build naming the page and line. A figure may appear twice on a
+page: each copy gets its own element id.
 
 Page weight: plotly.js (the vendored basic bundle, which draws the scatter and bar traces the site uses)
 is loaded only by pages with a figure, the visualizer or the playground, and KaTeX only by pages with
@@ -26,10 +31,15 @@ from __future__ import annotations
 import html
 import json
 import re
+import xml.etree.ElementTree as etree
 from html.parser import HTMLParser
 from pathlib import Path
 
 import tinycss2
+from markdown import Extension
+from markdown.inlinepatterns import InlineProcessor
+from markdown.treeprocessors import Treeprocessor
+from markdown.util import AtomicString
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import Files
@@ -41,10 +51,12 @@ from specdec_site import contract
 
 DOCS = Path(__file__).resolve().parents[1]
 FIGURES = DOCS / "figures"
-MARKER = re.compile(r"\[\[([^\[\]\n]*)\]\]")
+# "[[" then a body without brackets or newlines, then "]]"; without the closing "]]" it is a malformed marker
+MARKER = r"\[\[([^\[\]\n]*)(\]\])?"
 VAL_IN_CODE = re.compile(r"\[\[val:([^\[\]\n]*)\]\]")
-FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-BACKTICKS = re.compile(r"`+")
+FIGURE_NAME = re.compile(r"[a-z0-9_]+")
+# after code spans (190), math (189.9) and backslash escapes (180); before references and links (170, 160)
+MARKER_PRIORITY = 175
 PLAYGROUND_PANELS = ("rule", "speedup", "race")
 # The vendored plotly.js bundle: the smallest official one that draws every trace type the figures use.
 PLOTLY_BUNDLE = "assets/vendor/plotly.js-basic-{version}/plotly-basic.min.js"
@@ -58,6 +70,9 @@ STYLE = re.compile(r"(<style[^>]*>)(.*?)(</style>)", re.S)
 FIX = "run `python scripts/build_figures.py` (or `bash scripts/site.sh`)"
 
 _cache: dict = {}
+# the page being rendered (on_page_markdown): its path and source, the kinds of marker it used, the copies of each
+# figure (for their ids) and of each marker text met so far (for the line of an error)
+_page: dict = {"path": "?", "source": "", "used": set(), "ids": {}, "seen": {}}
 
 
 # ---------------------------------------------------------------- hooks
@@ -65,6 +80,7 @@ _cache: dict = {}
 
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
     _cache.clear()
+    config.markdown_extensions.append(MarkerExtension())
     import plotly
     from plotly.offline import get_plotlyjs_version
 
@@ -84,15 +100,14 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
 
 
 def on_page_markdown(markdown: str, *, page: Page, config: MkDocsConfig, files: Files) -> str:
-    used: set[str] = set()
-    out = substitute(markdown, page.file.src_path, used)
-    if used & set(NEEDS_PLOTLY):
-        # Where the page's scripts find plotly.js (loaded on demand, also under instant navigation).
-        out += f'\n\n<div hidden data-specdec-plotly="{html.escape(get_relative_url(plotly_bundle(), page.url))}"></div>\n'
-    return out
+    start_page(page.file.src_path, markdown)  # the markers are replaced while Markdown renders it (MarkerExtension)
+    return markdown
 
 
 def on_page_content(html_text: str, *, page: Page, config: MkDocsConfig, files: Files) -> str:
+    if _page["used"] & set(NEEDS_PLOTLY):
+        # Where the page's scripts find plotly.js (loaded on demand, also under instant navigation).
+        html_text += f'\n<div hidden data-specdec-plotly="{html.escape(get_relative_url(plotly_bundle(), page.url))}"></div>\n'
     if 'class="arithmatex"' in html_text:
         # Where the page's scripts find KaTeX (loaded on demand, like plotly.js).
         url = get_relative_url(KATEX_DIR + "katex.min.js", page.url).removesuffix("katex.min.js")
@@ -114,58 +129,65 @@ def plotly_bundle() -> str:
     return PLOTLY_BUNDLE.format(version=get_plotlyjs_version())
 
 
-def substitute(markdown: str, page_path: str, used: set[str]) -> str:
-    """Replace the markers outside fenced code; inside code spans only [[val:...]], raw."""
-    out, fence, prose = [], None, []
-    for line in markdown.splitlines(keepends=True):
-        opening = FENCE.match(line)
-        if fence is None and opening:
-            out.append(substitute_inline("".join(prose), page_path, used))
-            prose, fence = [], opening.group(1)
-            out.append(line)
-        elif fence is not None:
-            out.append(line)
-            closing = line.strip()
-            if closing and set(closing) == {fence[0]} and len(closing) >= len(fence):
-                fence = None
-        else:
-            prose.append(line)
-    out.append(substitute_inline("".join(prose), page_path, used))
-    return "".join(out)
+# ---------------------------------------------------------------- the markers, found by the Markdown parser
 
 
-def substitute_inline(text: str, page_path: str, used: set[str]) -> str:
-    """Text outside fences: code spans (CommonMark: a run of n backticks closed by a run of exactly n)
-    get only [[val:...]] substitution; the rest every marker."""
-    out, pos = [], 0
-    while True:
-        run = BACKTICKS.search(text, pos)
-        if run is None:
+def start_page(page_path: str, markdown: str) -> None:
+    """The page the next Markdown render is of: for error messages (file and line) and what it uses."""
+    _page.update(path=page_path, source=markdown, used=set(), ids={}, seen={})
+
+
+def where(text: str) -> str:
+    """page.md:LINE of `text` in the page's source: its n-th occurrence when the parser has met it n times (an
+    occurrence inside code, which the parser skips, can shift this by one copy); page.md alone if not found."""
+    n = max(1, _page["seen"].get(text, 0))
+    source, at = _page["source"], -1
+    for _ in range(n):
+        found = source.find(text, at + 1)
+        if found < 0:
             break
-        n = len(run.group())
-        close = next((m for m in BACKTICKS.finditer(text, run.end()) if len(m.group()) == n), None)
-        if close is None:  # an unmatched run is literal text
-            out.append(text[pos:run.end()])
-            pos = run.end()
-            continue
-        out.append(MARKER.sub(lambda m: render_marker(m, page_path, used), text[pos:run.start()]))
-        out.append(VAL_IN_CODE.sub(lambda m: value_in_code(m.group(1).strip(), page_path), text[run.start():close.end()]))
-        pos = close.end()
-    out.append(MARKER.sub(lambda m: render_marker(m, page_path, used), text[pos:]))
-    return "".join(out)
+        at = found
+    return _page["path"] if at < 0 else f"{_page['path']}:{source.count(chr(10), 0, at) + 1}"
 
 
-def value_in_code(name: str, page_path: str) -> str:
-    value = str(lookup_value(name, page_path))
-    if "`" in value:
-        raise PluginError(f"{page_path}: [[val:{name}]] holds a backtick and cannot go inside a code span")
-    return value
+class MarkerInline(InlineProcessor):
+    """[[...]] in text that the parser has not taken as code or math: the rendered marker, stashed as raw HTML
+    (a figure alone in a paragraph replaces the paragraph: the stash unwraps block-level HTML)."""
+
+    def handleMatch(self, m: re.Match, data: str):
+        _page["seen"][m.group(0)] = _page["seen"].get(m.group(0), 0) + 1
+        if m.group(2) is None:
+            raise PluginError(f"{where(m.group(0))}: malformed marker {m.group(0)!r}: a marker is [[kind:NAME]] on one "
+                              f"line (write [[!...]] for the literal text, or put code in backticks)")
+        return self.md.htmlStash.store(render_marker(m.group(1).strip())), m.start(0), m.end(0)
 
 
-def lookup_value(name: str, page_path: str):
+class ValuesInCode(Treeprocessor):
+    """[[val:NAME]] inside a code span gets the value as code text (escaped once, by the serializer); code blocks
+    (<pre>) are left as they are."""
+
+    def run(self, root: etree.Element) -> None:
+        in_blocks = {id(code) for pre in root.iter("pre") for code in pre.iter("code")}
+        for code in root.iter("code"):
+            if id(code) not in in_blocks and code.text and "[[val:" in code.text:
+                code.text = AtomicString(VAL_IN_CODE.sub(self.value, code.text))
+
+    @staticmethod
+    def value(m: re.Match) -> str:
+        _page["seen"][m.group(0)] = _page["seen"].get(m.group(0), 0) + 1
+        return str(lookup_value(m.group(1).strip(), m.group(0)))
+
+
+class MarkerExtension(Extension):
+    def extendMarkdown(self, md) -> None:
+        md.inlinePatterns.register(MarkerInline(MARKER, md), "specdec-marker", MARKER_PRIORITY)
+        md.treeprocessors.register(ValuesInCode(md), "specdec-values-in-code", 0)
+
+
+def lookup_value(name: str, marker: str):
     values = load_checked("values")["values"]
     if name not in values:
-        raise PluginError(f"{page_path}: unknown value marker [[val:{name}]] (known: {', '.join(sorted(values))})")
+        raise PluginError(f"{where(marker)}: unknown value marker [[val:{name}]] (known: {', '.join(sorted(values))})")
     return values[name]
 
 
@@ -272,30 +294,47 @@ def script_json(data) -> str:
     return json.dumps(data, separators=(",", ":")).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def render_marker(match: re.Match, page_path: str, used: set[str]) -> str:
-    marker = match.group(1).strip()
+def figure_id(name: str) -> str:
+    """fig-NAME, or fig-NAME-2, -3 ... for the second and later copies of one figure on a page."""
+    n = _page["ids"][name] = _page["ids"].get(name, 0) + 1
+    return f"fig-{name}" if n == 1 else f"fig-{name}-{n}"
+
+
+def render_marker(marker: str) -> str:
+    """The HTML of one marker's body (what stood between [[ and ]])."""
+    text = f"[[{marker}]]"
     if marker.startswith("!"):
         return html.escape(f"[[{marker[1:]}]]")
     kind, _, name = marker.partition(":")
-    used.add(kind)
     if kind == "fig" and name:
-        fig = load_checked(name)
-        return (f'<div class="specdec-figure" id="fig-{html.escape(name)}" role="img" '
-                f'aria-label="{html.escape(fig["title"])}"></div>\n'
-                f'<script type="application/json" class="specdec-figure-data" data-for="fig-{html.escape(name)}">'
+        if not FIGURE_NAME.fullmatch(name) or name in contract.SPECIAL:
+            raise PluginError(f"{where(text)}: [[fig:{name}]] names no figure (a figure's name is lowercase letters, "
+                              f"digits and _, the stem of a docs/figures/*.json figure file)")
+        try:
+            fig = load_checked(name)
+        except PluginError as err:
+            raise PluginError(f"{where(text)}: {err}") from err
+        _page["used"].add(kind)
+        div = html.escape(figure_id(name))
+        return (f'<div class="specdec-figure" id="{div}" role="img" aria-label="{html.escape(fig["title"])}"></div>\n'
+                f'<script type="application/json" class="specdec-figure-data" data-for="{div}">'
                 f'{script_json(fig["figure"])}</script>')
     if kind == "val" and name:
-        return html.escape(str(lookup_value(name, page_path)))
+        return html.escape(str(lookup_value(name, text)))
     if marker == "visualizer":
+        if "visualizer" in _page["used"]:
+            raise PluginError(f"{where(text)}: a second [[visualizer]] on one page (it is one widget with fixed ids)")
+        _page["used"].add("visualizer")
         data = load_checked("visualizer")
         payload = {"runs": data["runs"], "palette": data["palette"]}
         return ('<div id="specdec-visualizer" class="specdec-visualizer"></div>\n'
                 f'<script type="application/json" id="specdec-visualizer-data">{script_json(payload)}</script>')
-    if kind == "playground" and name in PLAYGROUND_PANELS:
-        return f'<div id="pg-{name}-panel" class="pg-panel"></div>'
-    if kind == "playground" and name == "data":
+    if kind == "playground" and name in (*PLAYGROUND_PANELS, "data"):
+        _page["used"].add(kind)
+        if name in PLAYGROUND_PANELS:
+            return f'<div id="pg-{name}-panel" class="pg-panel"></div>'
         data = load_checked("playground")
         payload = {key: data[key] for key in ("rule", "speedup", "race", "palette")}
         return f'<script type="application/json" id="specdec-playground-data">{script_json(payload)}</script>'
-    raise PluginError(f"{page_path}: unknown marker [[{marker}]] (expected [[fig:NAME]], [[val:NAME]], [[visualizer]] "
-                      f"or [[playground:{'|'.join(PLAYGROUND_PANELS + ('data',))}]])")
+    raise PluginError(f"{where(text)}: unknown marker {text} (expected [[fig:NAME]], [[val:NAME]], [[visualizer]] "
+                      f"or [[playground:{'|'.join(PLAYGROUND_PANELS + ('data',))}]]; [[!...]] for the literal text)")
