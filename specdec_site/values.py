@@ -62,6 +62,11 @@ MUTATION_CHECKS = {"enumeration": "exact enumeration", "acceptance_statistics": 
                    "greedy_equality": "greedy equality", "sampled_sequences": "sampled sequences"}
 
 
+def _mutant_what(a, variant: str) -> str:
+    """The bug a variant of the rule plants, in the words the exactness stage recorded."""
+    return next(r["what"] for r in a["exactness"]["mutants"] if r["variant"] == variant)
+
+
 def _mutant(variant: str):
     """Which quick exactness checks a variant of the rule fails (specdec_site.mutants, exactness stage)."""
     def value(a):
@@ -562,6 +567,8 @@ VALUES: dict[str, Callable] = {
     "mut_bonus_wrong_row": _mutant("bonus_wrong_row"),
     "mut_q_not_sampled": _mutant("q_not_sampled"),
     "mut_rollback_off_by_one": _mutant("rollback_off_by_one"),
+    "mut_biased_acceptance_what": lambda a: _mutant_what(a, "biased_acceptance"),
+    "mut_biased_acceptance_1pct_what": lambda a: _mutant_what(a, "biased_acceptance_1pct"),
     "mut_sampled_runs": lambda a: f"{a['exactness']['metadata']['config']['mutation_sampled_runs']:,}",
     "exact_vocab": lambda a: a["exactness"]["setup"]["vocab"],
     "exact_new_tokens": lambda a: a["exactness"]["setup"]["new_tokens"],

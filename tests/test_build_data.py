@@ -185,17 +185,19 @@ def test_quick_run_end_to_end_is_valid_and_resumable(tmp_path):
     # Resumable, shown on one stage: nothing changed -> every stage skipped, nothing rewritten; a setting only the
     # sampled stages read (per-stage freshness) leaves the other two alone; a lost artifact is rebuilt alone, and
     # with the same seed it is the same (timings and dates aside).
-    before = {s: STAGES[s].path(tmp_path).stat().st_mtime_ns for s in STAGES}
+    from specdec_site.stages import STAGES as BUILD_STAGES  # the notebook stage too
+
+    before = {s: stage.path(tmp_path).stat().st_mtime_ns for s, stage in BUILD_STAGES.items()}
     second = run("--quick", "--out", str(tmp_path), "--device", "cpu")
-    assert second.returncode == 0 and second.stdout.count("up to date") == len(STAGES), second.stdout
-    assert before == {s: STAGES[s].path(tmp_path).stat().st_mtime_ns for s in STAGES}
+    assert second.returncode == 0 and second.stdout.count("up to date") == len(BUILD_STAGES), second.stdout
+    assert before == {s: stage.path(tmp_path).stat().st_mtime_ns for s, stage in BUILD_STAGES.items()}
     unread = run("--quick", "--out", str(tmp_path), "--device", "cpu", "--temperature", "0.8",
                  "--stages", "exactness,notebook")
     assert unread.returncode == 0 and unread.stdout.count("up to date") == 2, unread.stdout
     (tmp_path / "exactness.json").unlink()
     again = run("--quick", "--out", str(tmp_path), "--device", "cpu", timeout=600)
     assert again.returncode == 0, again.stderr[-3000:]
-    assert again.stdout.count("up to date") == len(STAGES) - 1 and "exactness: to build (missing" in again.stdout
+    assert again.stdout.count("up to date") == len(BUILD_STAGES) - 1 and "exactness: to build (missing" in again.stdout
     redone = json.loads((tmp_path / "exactness.json").read_text())
 
     def strip(data):
@@ -291,8 +293,8 @@ def test_split_at_cap_keeps_every_token_in_the_fewest_steps():
 def test_capped_oracle_recosts_the_stages_oracle_and_backs_the_benchmark_page():
     """values.over_capped_oracle re-costs the stage's oracle at its recorded costs: with a cap no oracle step
     reaches, it gives back the stage's own measured ÷ oracle. The page's reading of it: the adaptive policy's
-    cap accounts for little of its gap to the oracle in either domain; most of it is the stop rule (measured
-    falls further below the capped oracle than the capped oracle below the oracle)."""
+    cap accounts for some of its gap to the oracle on code and almost none on prose; in both most of it is the stop
+    rule (measured falls further below the capped oracle than the capped oracle below the oracle)."""
     from specdec_site.values import over_capped_oracle
 
     data = json.loads((ROOT / "docs" / "data" / "cpu" / "policies.json").read_text())
@@ -306,7 +308,7 @@ def test_capped_oracle_recosts_the_stages_oracle_and_backs_the_benchmark_page():
         capped = statistics.median(over_capped_oracle(run, k) for run in runs)
         gain[name] = capped - statistics.median(run["measured_over_oracle"] for run in runs)
         assert 1 - capped > gain[name], (name, capped, gain[name])
-    assert max(gain.values()) < 0.03, gain
+    assert gain["prose"] < 0.03 and gain["code"] < 0.1, gain
 
 
 def test_the_oracle_is_every_runs_ceiling_and_backs_the_targets_paragraph():
@@ -435,11 +437,11 @@ def test_site_build_refuses_artifacts_from_two_environments():
         with pytest.raises(SystemExit, match=f"disagree on {key}"):
             check_one_environment(mixed)
     mixed = copy.deepcopy(artifacts)
-    mixed["benchmark"]["metadata"]["device"]["platform"] += "-another-host"  # same CPU name, another machine
+    mixed["traces"]["metadata"]["device"]["platform"] += "-another-host"  # same CPU name, another machine
     with pytest.raises(SystemExit, match="disagree on device.platform"):
         check_one_environment(mixed)
     mixed = copy.deepcopy(artifacts)
-    mixed["benchmark"]["metadata"]["device"]["capability"] = "AVX2"  # same platform string, another instruction set
+    mixed["traces"]["metadata"]["device"]["capability"] = "AVX2"  # same platform string, another instruction set
     with pytest.raises(SystemExit, match="disagree on device.capability"):
         check_one_environment(mixed)
     mixed = copy.deepcopy(artifacts)
