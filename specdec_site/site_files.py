@@ -18,7 +18,7 @@ from pathlib import Path
 from specdec.fileio import sha256_file, write_json_atomic
 
 from . import contract
-from .figures import CHART_LAYOUT, FIGURES, PALETTE, pick
+from .figures import CHART_LAYOUT, FIGURES, PALETTE, label, pick
 from .values import compute_values
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -133,10 +133,9 @@ def playground_data(artifacts: dict) -> dict:
     # The run-aware prediction: acceptance by draft position as the sweep's longest drafts recorded it (P(accept
     # position i | all before it accepted)); acceptances come in runs, so it rises with i where an i.i.d. alpha
     # would stay flat.
-    runs = [{"label": f"{s['domain']}, {s['mode']}", "domain": s["domain"],
-             "per_position": [a for a in s["spec"][-1]["per_position_acceptance"] if a is not None],
-             "measured_k": kmax_row["k"]}
-            for s in b["sweeps"] for kmax_row in [s["spec"][-1]]]
+    runs = [{"label": label(s), "domain": s["domain"],
+             "per_position": [a for a in s["spec"][-1]["per_position_acceptance"] if a is not None]}
+            for s in b["sweeps"]]
     speedup = {"defaults": {"alpha": round(best["alpha"], 2), "c": round(best["c"], 3), "k": best["k"],
                             "verify_slope": round(max(0.0, (kmax["verify_cost"] - 1) / kmax["k"]), 3)},
                "measured": measured, "runs": runs}

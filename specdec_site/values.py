@@ -253,7 +253,8 @@ def _pol_runs_per_prompt(prompt_set: str):
     def value(a):
         row = next(r for r in a["policies"]["domains"]["code"]["rows"] if r["set"] == prompt_set)
         sweep = pick(a["policies"]["sweeps"], "code", "greedy")
-        sweep_runs = len(sweep["spec"]) - 1 + 1 if row["prompt"] in sweep["prompts"] else 0
+        # every k but the fixed variant's (its run is shared), plus the one-token target run
+        sweep_runs = len(sweep["spec"]) if row["prompt"] in sweep["prompts"] else 0
         return 1 + len(row["variants"]) + len(row["sampled"]["variants"]) + sweep_runs
     return value
 

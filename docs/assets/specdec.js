@@ -388,8 +388,7 @@
   };
 
   // Shared with the Playground (playground.js), which loads after this file.
-  window.specdecSite = { dark: dark, themed: themed, el: el, PLOT_CONFIG: PLOT_CONFIG, withPlotly: withPlotly,
-    fitted: fitted, plotConfig: plotConfig, noTabStops: noTabStops };
+  window.specdecSite = { dark: dark, themed: themed, el: el, PLOT_CONFIG: PLOT_CONFIG, withPlotly: withPlotly };
 
   function renderVisualizer() {
     const root = document.getElementById("specdec-visualizer");
