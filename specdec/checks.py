@@ -11,6 +11,8 @@ from collections.abc import Iterable
 
 import torch
 
+_INT_DTYPES = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)  # what a 0-d tensor may be to count as an integer
+
 
 class ArgumentError(TypeError, ValueError):
     """A bad argument: of the wrong type or out of range (either `except` clause catches it)."""
@@ -33,9 +35,6 @@ def as_count(value, rule: str, low: int, high: int | None = None) -> int:
     if n < low or (high is not None and n > high):
         raise ArgumentError(f"{rule}, got {n}")
     return n
-
-
-_INT_DTYPES = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
 
 
 def eos_set(eos_token_id) -> set[int]:

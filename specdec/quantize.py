@@ -16,10 +16,21 @@ def quantize_draft(model: torch.nn.Module) -> torch.nn.Module:
     """Dynamic int8 quantization of every Linear layer (CPU): a new model; the original is untouched."""
     from torch.ao.quantization import quantize_dynamic
 
-    # The copy shares the Linear layers' float32 weights with the original (a deepcopy memo that maps them to
-    # themselves) until quantize_dynamic replaces each Linear by an int8 one built from them, leaving them as they
-    # were: the draft's float32 weights are never held twice (a whole deepcopy did, ~1.4 GB for the 0.5B draft).
-    shared = {id(t): t for m in model.modules() if type(m) is torch.nn.Linear for t in (m.weight, m.bias) if t is not None}
+    # The copy shares the float32 tensors with the original instead of copying them (a deepcopy memo): the Linear
+    # layers' weights until quantize_dynamic replaces each Linear by an int8 one built from them, leaving them as they
+    # were, and every other tensor (the embedding, the norms, the rotary buffers) for good, as a new Parameter object
+    # on the same storage, so that moving or casting the copy later leaves the original alone. The draft's float32
+    # weights are never held twice (a whole deepcopy did: 1.4 GB for the 0.5B draft, its 0.5 GB embedding included).
+    shared = {}
+    for m in model.modules():
+        linear = type(m) is torch.nn.Linear
+        for t in (*m.parameters(recurse=False), *m.buffers(recurse=False)):
+            if linear:
+                shared[id(t)] = t
+            elif isinstance(t, torch.nn.Parameter):
+                shared[id(t)] = torch.nn.Parameter(t.detach(), requires_grad=t.requires_grad)
+            else:
+                shared[id(t)] = t.detach()
     twin = copy.deepcopy(model, memo=shared)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # torch.ao.quantization is deprecated in favour of torchao

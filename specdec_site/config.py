@@ -13,11 +13,11 @@ class BuildConfig:
     adaptive_trace_k: int = 16  # the cap of the adaptive-policy traces (variable draft lengths)
     # the k values of the fixed-k sweep, run greedily in the policies stage on the matrix's prompts (policy_tokens
     # each; the k = fixed_k run is the fixed variant's, and the target-only run is the prompt's one)
-    sweep_ks: tuple = (1, 2, 3, 4, 5, 6, 7, 8)
+    sweep_ks: tuple = (1, 2, 3, 4, 6, 8)
     fixed_k: int = 4  # k of the policies stage's fixed-k variant and of Hugging Face's constant schedule
     exact_samples: int = 10_000  # sampled sequences per rule in the exactness stage
     mutation_sampled_runs: int = 2000  # sampled sequences of the mutation table's statistical check, per variant
-    policy_prompts: dict = field(default_factory=lambda: {"code": 6, "prose": 6})  # public prompts per domain, the full matrix
+    policy_prompts: dict = field(default_factory=lambda: {"code": 5, "prose": 5})  # public prompts per domain, the full matrix
     core_prompts: dict = field(default_factory=lambda: {"code": 20, "prose": 20})  # public prompts per domain, the core set (the matrix's first)
     policy_prompt_start: int = 0  # index of the first public prompt used
     policy_tokens: int = 48  # new tokens per policies-stage run

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -84,14 +83,10 @@ class BuildContext:
 
     def release(self) -> None:
         """Free the models (the notebook's kernel loads its own) and give the memory back to the OS."""
-        self.loaded = {}
-        gc.collect()
-        try:  # glibc keeps freed heap pages otherwise, and the kernel's models would come on top
-            import ctypes
+        from specdec.kernels import release_freed_memory
 
-            ctypes.CDLL("libc.so.6").malloc_trim(0)
-        except (OSError, AttributeError):
-            pass
+        self.loaded = {}
+        release_freed_memory()  # glibc keeps freed heap pages otherwise, and the kernel's models would come on top
 
     # ------------------------------------------------------------ timed runs
 

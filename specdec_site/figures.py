@@ -234,8 +234,8 @@ def fig_counterexample(a) -> go.Figure:
 
 POLICY_LABELS = {  # {k}: the policies stage's fixed k
     "hf_default": "HF assisted, defaults", "hf_constant": "HF assisted, constant k = {k}",
-    "hf_default_fp32": "HF assisted, defaults, fp32 draft", "hf_constant_fp32": "HF assisted, constant k = {k}, fp32 draft",
-    "fixed_fp32": "fixed k = {k}, fp32 draft", "adaptive_fp32": "adaptive (cap 16), fp32 draft",
+    "hf_default_fp32": "HF assisted, defaults, fp32 draft",
+    "adaptive_fp32": "adaptive (cap 16), fp32 draft",
     "hf_prompt_lookup": "HF prompt lookup (no model)", "fixed": "fixed k = {k}",
     "confidence": "confidence (cap 16)",
     "heuristic": "heuristic (cap 16)", "adaptive": "adaptive (cap 16)", "adaptive_ngram": "adaptive, n-gram drafter",

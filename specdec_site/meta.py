@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SCHEMA_VERSION = 6  # 6: the k sweep is in the policies artifact (no benchmark artifact)
+SCHEMA_VERSION = 7  # 7: metadata.git (the commit); 6: the k sweep is in the policies artifact (no benchmark artifact)
 
 
 def config_hash(config: dict) -> str:
@@ -26,6 +26,26 @@ def hash_paths(paths) -> str:
     for path in sorted(set(paths)):
         digest.update(str(path.relative_to(ROOT)).encode() + path.read_bytes())
     return digest.hexdigest()
+
+
+DATA_CODE = ("specdec", "specdec_site", "scripts", "pyproject.toml")  # what `git.clean` looks at
+
+
+def git_state() -> dict:
+    """The commit checked out when the stage ran, and whether the data code then matched it (`clean`: no change
+    under DATA_CODE, committed or not). Both None outside a git checkout (e.g. an unpacked release)."""
+    import subprocess
+
+    def git(*args) -> str | None:
+        try:
+            done = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout if done.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    status = git("status", "--porcelain", "--", *DATA_CODE) if commit else None
+    return {"commit": commit.strip() if commit else None, "clean": None if status is None else status.strip() == ""}
 
 
 def device_name(device) -> str:
@@ -71,6 +91,7 @@ def metadata(ctx, stage: str, config: dict, with_models: bool) -> dict:
         "seed": ctx.seed,
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "command": "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(sys.argv[0], ROOT), *sys.argv[1:]]),
+        "git": git_state(),
         "code_sha256": None,  # cli.py: freshness.code_hash(), over every stage's code
         "seconds": None,
         "peak_rss_gb": None,

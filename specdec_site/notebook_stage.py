@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from .meta import ROOT
 
 NOTEBOOK_SOURCE = ROOT / "notebooks" / "walkthrough.ipynb"
 NOTEBOOK_SITE_COPY = ROOT / "docs" / "notebooks" / "walkthrough.ipynb"
+DEFAULT_CPU_OUT = ROOT / "docs" / "data" / "cpu"
+
+
+def notebook_path(out: Path) -> Path:
+    """The executed notebook goes to the site for the default folder, beside the artifacts otherwise."""
+    return NOTEBOOK_SITE_COPY if out.resolve() == DEFAULT_CPU_OUT.resolve() else out / "walkthrough.ipynb"
 
 
 def run(ctx, cfg) -> dict:

@@ -37,7 +37,6 @@ VARIANTS = {
     "confidence": ("int8", "confidence", 16),
     "heuristic": ("int8", "heuristic", 16),
     "adaptive": ("int8", "adaptive", 16),
-    "fixed_fp32": ("fp32", "fixed", None),
     "adaptive_fp32": ("fp32", "adaptive", 16),
     "adaptive_ngram": ("ngram", "adaptive", 16),
     "adaptive_hybrid": ("hybrid", "adaptive", 16),
@@ -46,7 +45,7 @@ VARIANTS = {
 # schedule None: the draft's own GenerationConfig, transformers' defaults, kept across calls; "constant":
 # k = cfg.fixed_k, specdec's fixed k.
 HF_ASSISTED = {"hf_default": (None, "int8"), "hf_constant": ("constant", "int8"),
-               "hf_default_fp32": (None, "fp32"), "hf_constant_fp32": ("constant", "fp32")}
+               "hf_default_fp32": (None, "fp32")}
 HF_VARIANTS = (*HF_ASSISTED, "hf_prompt_lookup")  # the last: transformers' own n-gram matcher, no model
 # Decoders are compared only at equal drafts: a specdec variant is divided by the HF assisted variants that
 # draft with the same model object (int8 by int8, fp32 by fp32).

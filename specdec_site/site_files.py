@@ -19,6 +19,7 @@ from specdec.fileio import sha256_file, write_json_atomic
 
 from . import contract
 from .figures import CHART_LAYOUT, FIGURES, PALETTE, label, pick
+from .notebook_stage import notebook_path
 from .values import compute_values
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,6 +33,12 @@ def load_artifacts(data_dir: Path) -> dict:
         if not path.is_file():
             raise SystemExit(f"error: {path} is missing: run `python scripts/build_data.py` first")
         artifacts[stage] = json.loads(path.read_text())
+    # The executed notebook's provenance (its stage time, date, code digest), beside the JSON artifacts': it must
+    # come from the same environment too.
+    notebook = notebook_path(data_dir)
+    if not notebook.is_file():
+        raise SystemExit(f"error: {notebook} is missing: run `python scripts/build_data.py` first")
+    artifacts["notebook"] = {"metadata": json.loads(notebook.read_text())["metadata"]["specdec"]["metadata"]}
     check_one_environment(artifacts)
     return artifacts
 
@@ -167,8 +174,8 @@ def write_site_files(data_dir: Path, out: Path) -> list[str]:
 
     artifacts = load_artifacts(data_dir)
     docs = out.resolve().parent
-    sources = {os.path.relpath((data_dir / f"{s}.json").resolve(), docs): sha256_file(data_dir / f"{s}.json")
-               for s in STAGES}
+    inputs = [data_dir / f"{s}.json" for s in STAGES] + [notebook_path(data_dir)]  # values quote the notebook's too
+    sources = {os.path.relpath(path.resolve(), docs): sha256_file(path) for path in inputs}
     common = {"sources": sources, "plotly_version": plotly.__version__}
     files = {}
     for name, builder in FIGURES.items():

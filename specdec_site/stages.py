@@ -19,22 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import exactness_stage, notebook_stage, policies_stage, traces_stage
-from .meta import ROOT
-from .notebook_stage import NOTEBOOK_SITE_COPY, NOTEBOOK_SOURCE
-
-DEFAULT_CPU_OUT = ROOT / "docs" / "data" / "cpu"
-
+from .notebook_stage import DEFAULT_CPU_OUT, NOTEBOOK_SOURCE, notebook_path  # noqa: F401 (DEFAULT_CPU_OUT: for tests)
 
 # ---------------------------------------------------------------- the table of stages
 
 
 def _json_path(name: str) -> Callable[[Path], Path]:
     return lambda out: out / f"{name}.json"
-
-
-def _notebook_path(out: Path) -> Path:
-    """The executed notebook goes to the site for the default folder, beside the artifacts otherwise."""
-    return NOTEBOOK_SITE_COPY if out.resolve() == DEFAULT_CPU_OUT.resolve() else out / "walkthrough.ipynb"
 
 
 def _embed_top(data: dict, meta: dict) -> dict:
@@ -70,7 +61,7 @@ STAGES = {
     "traces": Stage("traces", traces_stage.run, _json_path("traces")),
     "policies": Stage("policies", policies_stage.run, _json_path("policies")),
     "exactness": Stage("exactness", exactness_stage.run, _json_path("exactness"), models=False),
-    "notebook": Stage("notebook", notebook_stage.run, _notebook_path, _embed_notebook, _meta_notebook, models=False,
+    "notebook": Stage("notebook", notebook_stage.run, notebook_path, _embed_notebook, _meta_notebook, models=False,
                       inputs=(NOTEBOOK_SOURCE,), code_inputs=("notebooks/walkthrough.ipynb",)),
 }
 # stage -> its module, the root of its code digest (freshness.stage_files)

@@ -10,6 +10,7 @@ import statistics
 from collections.abc import Callable
 
 from .figures import pick, predicted_from_tpp
+from .meta import ROOT
 from .policies_stage import HF_VARIANTS, summarize
 
 
@@ -84,11 +85,47 @@ def _cx(key: str):
 
 def _sweep_k_range(a):
     ks = [r["k"] for r in a["policies"]["sweeps"][0]["spec"]]  # every sweep runs the same k values
-    return f"{ks[0]} … {ks[-1]}"
+    return ", ".join(str(k) for k in ks)  # every k the sweep ran (not a range: it need not run them all)
 
 
 def _build_minutes(a):
-    return fmt(sum(x["metadata"]["seconds"] for x in a.values()) / 60, 1)
+    return fmt(sum(x["metadata"]["seconds"] for x in a.values()) / 60, 1)  # every stage, the notebook too
+
+
+def _citation() -> dict:
+    import yaml
+
+    return yaml.safe_load((ROOT / "CITATION.cff").read_text())
+
+
+def _commits(a) -> list[str]:
+    """The git commits the stages ran at (one when one build wrote them all), or [] for artifacts without one."""
+    return sorted({x["metadata"].get("git", {}).get("commit") for x in a.values()} - {None})
+
+
+def _data_commit(a) -> str:
+    commits = _commits(a)
+    if not commits:
+        return "not recorded"
+    clean = all(x["metadata"].get("git", {}).get("clean") for x in a.values())
+    return ", ".join(c[:12] for c in commits) + ("" if clean else " (with uncommitted changes to the data code)")
+
+
+def _bibtex(a) -> str:
+    """The site's BibTeX entry, from CITATION.cff (title, authors, version, date, URL if it has one) and the git
+    commit(s) the data was built at."""
+    cff = _citation()
+    authors = " and ".join("{" + x["name"] + "}" if "name" in x else f"{x['family-names']}, {x['given-names']}"
+                           for x in cff["authors"])
+    url = cff.get("repository-code") or cff.get("url")
+    commits = _commits(a)
+    fields = [("title", cff["title"]), ("author", authors), ("version", cff["version"]),
+              ("year", str(cff["date-released"])[:4]), ("url", url),
+              ("commit", ", ".join(commits) or None),
+              ("note", f"Version {cff['version']}; data built by scripts/build_data.py at git commit "
+                       f"{_data_commit(a)}")]
+    lines = [f"  {key:<8} = {{{value}}}" for key, value in fields if value]
+    return "@software{specdec,\n" + ",\n".join(lines) + "\n}"
 
 
 def _dates(a):
@@ -305,6 +342,14 @@ VALUES: dict[str, Callable] = {
     "minutes_exactness": lambda a: fmt(a["exactness"]["metadata"]["seconds"] / 60, 1),
     "platform_exactness": lambda a: a["exactness"]["metadata"]["device"]["platform"],
     "command_exactness": lambda a: a["exactness"]["metadata"]["command"],
+    "built_notebook": lambda a: a["notebook"]["metadata"]["date"][:16].replace("T", " ") + " UTC",
+    "code_notebook": _stage_code("notebook"),
+    "minutes_notebook": lambda a: fmt(a["notebook"]["metadata"]["seconds"] / 60, 1),
+    "platform_notebook": lambda a: a["notebook"]["metadata"]["device"]["platform"],
+    "command_notebook": lambda a: a["notebook"]["metadata"]["command"],
+    "data_commit": _data_commit,
+    "cite_bibtex": _bibtex,
+    "cite_version": lambda a: _citation()["version"],
     "draft_variant": lambda a: a["policies"]["draft_variant"],
     "build_minutes": _build_minutes,
     # the k sweep
@@ -372,8 +417,6 @@ VALUES: dict[str, Callable] = {
     "polm_code_hf_constant_ci": _pol("code", "hf_constant", M["ci"], "matrix"),
     "polm_code_hf_default_fp32_median": _pol("code", "hf_default_fp32", M["median"], "matrix"),
     "polm_code_hf_default_fp32_ci": _pol("code", "hf_default_fp32", M["ci"], "matrix"),
-    "polm_code_hf_constant_fp32_median": _pol("code", "hf_constant_fp32", M["median"], "matrix"),
-    "polm_code_hf_constant_fp32_ci": _pol("code", "hf_constant_fp32", M["ci"], "matrix"),
     "polm_code_hf_prompt_lookup_median": _pol("code", "hf_prompt_lookup", M["median"], "matrix"),
     "polm_code_hf_prompt_lookup_ci": _pol("code", "hf_prompt_lookup", M["ci"], "matrix"),
     "polm_code_fixed_median": _pol("code", "fixed", M["median"], "matrix"),
@@ -408,13 +451,6 @@ VALUES: dict[str, Callable] = {
     "pol_code_adaptive_over_hf": _pol("code", "adaptive", M["over_hf"]),
     "polm_code_adaptive_over_hf_ci": _pol("code", "adaptive", M["over_hf_ci"], "matrix"),
     "pol_code_adaptive_over_hf_ci": _pol("code", "adaptive", M["over_hf_ci"]),
-    "polm_code_fixed_fp32_median": _pol("code", "fixed_fp32", M["median"], "matrix"),
-    "polm_code_fixed_fp32_ci": _pol("code", "fixed_fp32", M["ci"], "matrix"),
-    "polm_code_fixed_fp32_over_oracle": _pol("code", "fixed_fp32", M["over_oracle"], "matrix"),
-    "polm_code_fixed_fp32_over_hf": _pol("code", "fixed_fp32", M["over_hf"], "matrix"),
-    "polm_code_fixed_fp32_over_hf_ci": _pol("code", "fixed_fp32", M["over_hf_ci"], "matrix"),
-    "polm_code_fixed_fp32_over_hf_constant": _pol("code", "fixed_fp32", M["over_hf_constant"], "matrix"),
-    "polm_code_fixed_fp32_over_hf_constant_ci": _pol("code", "fixed_fp32", M["over_hf_constant_ci"], "matrix"),
     "polm_code_adaptive_fp32_median": _pol("code", "adaptive_fp32", M["median"], "matrix"),
     "polm_code_adaptive_fp32_ci": _pol("code", "adaptive_fp32", M["ci"], "matrix"),
     "polm_code_adaptive_fp32_over_oracle": _pol("code", "adaptive_fp32", M["over_oracle"], "matrix"),
@@ -463,8 +499,6 @@ VALUES: dict[str, Callable] = {
     "polm_prose_hf_constant_ci": _pol("prose", "hf_constant", M["ci"], "matrix"),
     "polm_prose_hf_default_fp32_median": _pol("prose", "hf_default_fp32", M["median"], "matrix"),
     "polm_prose_hf_default_fp32_ci": _pol("prose", "hf_default_fp32", M["ci"], "matrix"),
-    "polm_prose_hf_constant_fp32_median": _pol("prose", "hf_constant_fp32", M["median"], "matrix"),
-    "polm_prose_hf_constant_fp32_ci": _pol("prose", "hf_constant_fp32", M["ci"], "matrix"),
     "polm_prose_hf_prompt_lookup_median": _pol("prose", "hf_prompt_lookup", M["median"], "matrix"),
     "polm_prose_hf_prompt_lookup_ci": _pol("prose", "hf_prompt_lookup", M["ci"], "matrix"),
     "polm_prose_fixed_median": _pol("prose", "fixed", M["median"], "matrix"),
@@ -499,13 +533,6 @@ VALUES: dict[str, Callable] = {
     "pol_prose_adaptive_over_hf": _pol("prose", "adaptive", M["over_hf"]),
     "polm_prose_adaptive_over_hf_ci": _pol("prose", "adaptive", M["over_hf_ci"], "matrix"),
     "pol_prose_adaptive_over_hf_ci": _pol("prose", "adaptive", M["over_hf_ci"]),
-    "polm_prose_fixed_fp32_median": _pol("prose", "fixed_fp32", M["median"], "matrix"),
-    "polm_prose_fixed_fp32_ci": _pol("prose", "fixed_fp32", M["ci"], "matrix"),
-    "polm_prose_fixed_fp32_over_oracle": _pol("prose", "fixed_fp32", M["over_oracle"], "matrix"),
-    "polm_prose_fixed_fp32_over_hf": _pol("prose", "fixed_fp32", M["over_hf"], "matrix"),
-    "polm_prose_fixed_fp32_over_hf_ci": _pol("prose", "fixed_fp32", M["over_hf_ci"], "matrix"),
-    "polm_prose_fixed_fp32_over_hf_constant": _pol("prose", "fixed_fp32", M["over_hf_constant"], "matrix"),
-    "polm_prose_fixed_fp32_over_hf_constant_ci": _pol("prose", "fixed_fp32", M["over_hf_constant_ci"], "matrix"),
     "polm_prose_adaptive_fp32_median": _pol("prose", "adaptive_fp32", M["median"], "matrix"),
     "polm_prose_adaptive_fp32_ci": _pol("prose", "adaptive_fp32", M["ci"], "matrix"),
     "polm_prose_adaptive_fp32_over_oracle": _pol("prose", "adaptive_fp32", M["over_oracle"], "matrix"),

@@ -124,7 +124,7 @@ def test_every_value_is_spelled_out_in_the_table_and_the_policy_values_follow_th
             metrics = ["median", "ci"]
             if variant in VARIANTS:
                 metrics += ["over_oracle"] + ["over_hf", "over_hf_ci"] * (variant in SAME_DRAFT_AS_HF)
-                metrics += ["over_hf_constant", "over_hf_constant_ci"] * (variant in ("fixed", "fixed_fp32"))
+                metrics += ["over_hf_constant", "over_hf_constant_ci"] * (variant == "fixed")
             for metric in metrics:
                 expected.add(f"polm_{domain}_{variant}_{metric}")
                 if variant in (*CORE_HF, *CORE_SPECDEC) and "constant" not in metric:
@@ -363,21 +363,21 @@ def test_policy_summary_divides_by_hf_only_at_equal_draft():
 
 def test_policy_summary_pairs_each_draft_with_hf_given_that_draft_over_the_prompts_that_ran_both():
     """The fp32 variants are divided by HF given the fp32 draft, the int8 ones by HF given the int8 draft; a
-    variant of the matrix only (here fixed_fp32, hf_default_fp32) is summarized over the prompts that ran it."""
+    variant of the matrix only (here adaptive_fp32, hf_default_fp32) is summarized over the prompts that ran it."""
     from specdec_site.policies_stage import summarize
 
     def v(speedup):
         return {"speedup": speedup, "same_output": True, "measured_over_oracle": 0.9}
 
     matrix = [{"prompt": f"m{i}", "variants": {"hf_default": v(2.0), "hf_default_fp32": v(1.0), "adaptive": v(3.0),
-                                               "adaptive_fp32": v(1.5), "hf_constant_fp32": v(0.5)}} for i in range(3)]
+                                               "adaptive_fp32": v(1.5), "hf_constant": v(0.5)}} for i in range(3)]
     core = [{"prompt": f"c{i}", "variants": {"hf_default": v(4.0), "adaptive": v(4.0)}} for i in range(4)]
     summary = summarize(matrix + core, seed=0)
     assert summary["adaptive"]["prompts"] == 7 and summary["adaptive_fp32"]["prompts"] == 3
     assert summary["adaptive"]["over_hf_default"]["median"] == 1.0  # 3/2 on 3 prompts, 4/4 on 4: median 1
     assert summary["adaptive_fp32"]["over_hf_default"]["median"] == 1.5  # ÷ HF with the fp32 draft, not the int8
-    assert summary["adaptive_fp32"]["over_hf_constant"]["median"] == 3.0
-    assert "over_hf_constant" not in summary["adaptive"]  # no constant-k HF run with the int8 draft in these rows
+    assert summary["adaptive"]["over_hf_constant"]["median"] == 6.0  # 3/0.5, over the 3 prompts that ran both
+    assert "over_hf_constant" not in summary["adaptive_fp32"]  # no constant-k HF run with the fp32 draft
 
 
 def test_best_drafter_is_the_adaptive_variant_with_the_best_median():
@@ -467,3 +467,34 @@ def test_heldout_values_leave_out_the_design_prompts_by_their_index_in_the_set()
         _core_ratio("code", "adaptive", None, "median")({**a, "policies": {**a["policies"], "domains": {"code": {
             "prompts": prompts, "rows": [r for r, i in zip(rows, indices) if i in kept], "skipped_indices": [3]}}}})
     assert _core_ratio("code", "adaptive", None, "prompts")(a) == len(indices)
+
+
+def test_citation_cff_version_is_the_package_version():
+    import yaml
+
+    import specdec
+
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    package = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M).group(1)
+    assert cff["version"] == package == specdec.__version__
+
+
+def test_bibtex_is_generated_from_citation_cff_and_the_data_commit(monkeypatch):
+    """Reproduce & cite's entry: CITATION.cff's title, authors, version and year, its URL when it has one, and the
+    git commit every stage was built at (said to be dirty when the data code differed from it)."""
+    from specdec_site import values
+
+    cff = {"title": "T", "authors": [{"name": "specdec contributors"}, {"family-names": "Doe", "given-names": "J"}],
+           "version": "9.9.9", "date-released": "2031-02-03"}
+    monkeypatch.setattr(values, "_citation", lambda: cff)
+    clean = {s: {"metadata": {"git": {"commit": "a" * 40, "clean": True}}} for s in ("traces", "policies", "notebook")}
+    entry = values._bibtex(clean)
+    assert entry.startswith("@software{specdec,") and entry.endswith("}")
+    for text in ("{T}", "{{specdec contributors} and Doe, J}", "{9.9.9}", "{2031}", "a" * 40):
+        assert text in entry, (text, entry)
+    assert "url" not in entry and "uncommitted" not in entry
+    cff["repository-code"] = "https://example.org/specdec"
+    clean["policies"]["metadata"]["git"]["clean"] = False
+    entry = values._bibtex(clean)
+    assert "{https://example.org/specdec}" in entry and "uncommitted changes" in entry
+    assert values._data_commit({"traces": {"metadata": {}}}) == "not recorded"

@@ -22,7 +22,7 @@ from specdec.policies import POLICIES, StepOutcome
 from specdec_site.exact import chi_square_test, first_token_distribution, make_tiny_lm, sequence_distribution
 from specdec_site.mutants import naive_rule
 
-VOCAB, NEW, N_SAMPLES = 8, 3, 10_000
+VOCAB, NEW, N_SAMPLES = 8, 3, 3000  # 3000 sequences: see tests/test_statistical.py
 PROMPT = torch.tensor([0, 3, 5, 3])  # "3" repeats: the n-gram drafter has proposals to make
 
 
@@ -71,11 +71,11 @@ def test_for_one_hot_q_the_naive_residual_happens_to_coincide():
 # ---------------------------------------------------------------- chi-square on tiny models
 
 
-def sample_counts(target, draft, k, policy, drafter, seed, sources=False, **kw):
-    """N_SAMPLES sequences at T = 1; with sources=True also how many steps each proposer drafted."""
+def sample_counts(target, draft, k, policy, drafter, seed, sources=False, n=N_SAMPLES, **kw):
+    """n sequences at T = 1; with sources=True also how many steps each proposer drafted."""
     gen = torch.Generator().manual_seed(seed)
     counts, used = {}, {"ngram": 0, "model": 0}
-    for _ in range(N_SAMPLES):
+    for _ in range(n):
         result = speculative_generate(target, make_drafter(drafter, draft), PROMPT, max_new_tokens=NEW, k=k,
                                       temperature=1.0, generator=gen, policy=policy, record=sources, record_top=0, **kw)
         out = result[0] if sources else result
@@ -87,7 +87,7 @@ def sample_counts(target, draft, k, policy, drafter, seed, sources=False, **kw):
 
 # Each policy with the hybrid drafter, whose steps come from the n-gram lookup (one-hot q) when the sequence
 # has a match and from the model otherwise; the fixed policy with the model drafter is in
-# tests/test_statistical.py, the pure n-gram proposal's one-hot q is enumerated exactly above. ~2 min each.
+# tests/test_statistical.py, the pure n-gram proposal's one-hot q is enumerated exactly above. ~15 s each.
 CASES = [pytest.param(policy, "hybrid", id=f"{policy}-hybrid") for policy in POLICIES if policy != "fixed"]
 
 
@@ -97,7 +97,7 @@ def test_every_policy_and_drafter_samples_the_target_distribution(models, policy
     target, draft = models
     exact = sequence_distribution(target, PROMPT, NEW, SamplingConfig(1.0))
     counts, sources = sample_counts(target, draft, 3, policy, drafter, seed=99, sources=True)
-    assert sources["ngram"] > 1000 and sources["model"] > 1000, f"both proposers must be exercised: {sources}"
+    assert min(sources["ngram"], sources["model"]) > N_SAMPLES // 10, f"both proposers must be exercised: {sources}"
     test = chi_square_test(counts, exact)
     assert test["bins"] >= 10
     assert test["p_value"] > 1e-3, test
@@ -107,8 +107,10 @@ def test_every_policy_and_drafter_samples_the_target_distribution(models, policy
 def test_the_wrong_residual_fails_with_the_adaptive_hybrid_drafter(models):
     target, draft = models
     exact = sequence_distribution(target, PROMPT, NEW, SamplingConfig(1.0))
+    # 10^4 sequences here, not 3000: the naive residual equals the correct one on the n-gram steps (with a one-hot
+    # q, max(0, p - alpha q) and max(0, p - q) agree), so only the model's steps can show it (p ~ 0.02 at 3000)
     with naive_rule():
-        counts = sample_counts(target, draft, 3, "adaptive", "hybrid", seed=99)
+        counts = sample_counts(target, draft, 3, "adaptive", "hybrid", seed=99, n=10_000)
     test = chi_square_test(counts, exact)
     assert test["p_value"] < 1e-6, test
 

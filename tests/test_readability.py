@@ -20,7 +20,7 @@ WIDTHS = [1400, 375]
 SCHEMES = ["default", "slate"]
 
 # Boxes of what a reader must be able to read, per static figure (client coordinates, CSS px).
-MEASURE = """() => Array.from(document.querySelectorAll('.specdec-figure.js-plotly-plot')).map(div => {
+MEASURE = """(sel) => Array.from(document.querySelectorAll(sel || '.specdec-figure.js-plotly-plot')).map(div => {
   const box = e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
   const ticks = sel => Array.from(div.querySelectorAll(sel)).filter(t => t.textContent.trim() && t.getAttribute('opacity') !== '0').map(box);
   const axes = {};
@@ -58,32 +58,120 @@ def open_themed(browser, url, width, scheme):
     return page, log
 
 
+def figure_problems(fig: dict, width: int, where: str = "") -> list[str]:
+    """What keeps a reader from reading one measured figure (MEASURE's record of it)."""
+    name = fig["id"] + (f" ({where})" if where else "")
+    problems = []
+    for axis, boxes in fig["axes"].items():
+        clashes = [(i, j) for i in range(len(boxes)) for j in range(i + 1, len(boxes)) if overlap(boxes[i], boxes[j])]
+        if clashes:
+            problems.append(f"{name}: {len(clashes)} overlapping tick labels on axis {axis}")
+    for part in ("title", "legend"):
+        if fig[part] is None:
+            if part == "title":
+                problems.append(f"{name}: no title")
+            continue
+        if not inside(fig[part], fig["page"] if part == "title" and fig["titleOutside"] else fig["figure"]):
+            problems.append(f"{name}: the {part} leaves the figure ({fig[part]} not in {fig['figure']})")
+        if any(overlap(fig[part], plot, slack=2) for plot in fig["plots"]):
+            problems.append(f"{name}: the {part} covers the plot area")
+    if width < 600 and fig["modebar"]:
+        problems.append(f"{name}: the toolbar is shown on a phone (it covers the title)")
+    if fig["figure"][2] > fig["page"][2] + 1 or fig["figure"][0] < -1:
+        problems.append(f"{name}: the figure is wider than the page ({fig['figure']})")
+    return problems
+
+
 @pytest.mark.parametrize("scheme", SCHEMES)
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("path", FIGURE_PAGES, ids=lambda p: p or "home")
 def test_every_figure_is_readable(site, browser, path, width, scheme):
     page, log = open_themed(browser, site + path, width, scheme)
     page.wait_for_function("document.querySelectorAll('.specdec-figure.js-plotly-plot').length > 0", timeout=15000)
-    problems = []
-    for fig in page.evaluate(MEASURE):
-        for axis, boxes in fig["axes"].items():
-            clashes = [(i, j) for i in range(len(boxes)) for j in range(i + 1, len(boxes)) if overlap(boxes[i], boxes[j])]
-            if clashes:
-                problems.append(f"{fig['id']}: {len(clashes)} overlapping tick labels on axis {axis}")
-        for part in ("title", "legend"):
-            if fig[part] is None:
-                if part == "title":
-                    problems.append(f"{fig['id']}: no title")
-                continue
-            if not inside(fig[part], fig["page"] if part == "title" and fig["titleOutside"] else fig["figure"]):
-                problems.append(f"{fig['id']}: the {part} leaves the figure ({fig[part]} not in {fig['figure']})")
-            if any(overlap(fig[part], plot, slack=2) for plot in fig["plots"]):
-                problems.append(f"{fig['id']}: the {part} covers the plot area")
-        if width < 600 and fig["modebar"]:
-            problems.append(f"{fig['id']}: the toolbar is shown on a phone (it covers the title)")
+    problems = [p for fig in page.evaluate(MEASURE) for p in figure_problems(fig, width)]
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"read-{(path.strip('/') or 'home')}-{width}-{scheme}.png"), full_page=True)
     assert problems == [], problems
+    assert log["errors"] == [], log["errors"]
+    page.close()
+
+
+# Steps of a run worth reading: the first, the one whose p/q chart has the most tokens, a rejection, a step that
+# drafted nothing (k = 0), the last.
+VISUALIZER_STEPS = """() => {
+  const vis = document.getElementById('specdec-visualizer')._specdec;
+  return vis.runs.map((run, r) => {
+    const steps = run.trace.steps;
+    const width = i => { const s = steps[i]; if (!s.k) return 0;
+      return new Set(s.top_p[0].ids.concat(s.top_q[0].ids)).size; };
+    const all = steps.map((_, i) => i);
+    const picks = [0, steps.length - 1, all.reduce((a, b) => width(b) > width(a) ? b : a, 0)];
+    const rejected = all.find(i => steps[i].k > 0 && steps[i].bonus_token === null);
+    const none = all.find(i => steps[i].k === 0);
+    [rejected, none].forEach(i => { if (i !== undefined) picks.push(i); });
+    return [r, Array.from(new Set(picks))];
+  });
+}"""
+SHOW_STEP = """([r, i]) => {
+  const vis = document.getElementById('specdec-visualizer')._specdec;
+  if (vis.run !== vis.runs[r]) { vis.run = vis.runs[r]; vis.renderRun(); }
+  vis.go(i);
+}"""
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+@pytest.mark.parametrize("width", WIDTHS)
+def test_step_visualizer_charts_are_readable_on_every_run(site, browser, width, scheme):
+    """The visualizer's three charts, for every recorded run, at the steps that crowd them most."""
+    page, log = open_themed(browser, site + "visualizer/", width, scheme)
+    page.wait_for_function("document.getElementById('specdec-visualizer') && "
+                           "document.getElementById('specdec-visualizer')._specdec", timeout=15000)
+    problems, seen = [], 0
+    for r, steps in page.evaluate(VISUALIZER_STEPS):
+        for i in steps:
+            page.evaluate(SHOW_STEP, [r, i])
+            page.wait_for_timeout(30)
+            figs = page.evaluate(MEASURE, "#specdec-visualizer .js-plotly-plot")
+            assert len(figs) == 3, figs
+            seen += 1
+            problems += [p for fig in figs for p in figure_problems(fig, width, f"run {r}, step {i + 1}")]
+    assert seen >= 16 * 3 and problems == [], problems[:10]
+    assert log["errors"] == [], log["errors"]
+    page.close()
+
+
+SET = """([sel, value, event]) => { const e = document.querySelector(sel); e.value = String(value);
+  e.dispatchEvent(new Event(event, {bubbles: true})); }"""
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+@pytest.mark.parametrize("width", WIDTHS)
+def test_playground_charts_are_readable_with_every_control(site, browser, width, scheme):
+    """The Playground's two charts after every preset and rule (sampled, so the histogram is drawn) and along
+    each of the calculator's sliders, from one end to the other."""
+    page, log = open_themed(browser, site + "playground/", width, scheme)
+    page.wait_for_function("document.querySelectorAll('#pg-rule-chart.js-plotly-plot, #pg-speedup-chart.js-plotly-plot')"
+                           ".length === 2", timeout=15000)
+    problems = []
+    page.evaluate(SET, ["#pg-n", 2000, "input"])
+    presets = page.evaluate("() => document.querySelectorAll('#pg-preset option').length")
+    for preset in range(presets):
+        for rule in ("correct", "naive"):
+            page.evaluate(SET, ["#pg-preset", preset, "change"])
+            page.evaluate(SET, ["#pg-rule", rule, "change"])
+            page.click("#pg-sample")
+            page.wait_for_function("document.getElementById('pg-sample-result').textContent.trim() !== ''")
+            figs = page.evaluate(MEASURE, "#pg-rule-chart.js-plotly-plot")
+            problems += [p for fig in figs for p in figure_problems(fig, width, f"preset {preset}, {rule}")]
+    for slider in ("#pg-alpha", "#pg-c", "#pg-k", "#pg-v"):
+        low, high = page.evaluate(f"() => [document.querySelector('{slider}').min, document.querySelector('{slider}').max]")
+        for value in (low, high):
+            page.evaluate(SET, [slider, value, "input"])
+            page.wait_for_timeout(30)
+            figs = page.evaluate(MEASURE, "#pg-speedup-chart.js-plotly-plot")
+            assert len(figs) == 1
+            problems += [p for fig in figs for p in figure_problems(fig, width, f"{slider} = {value}")]
+    assert presets >= 2 and problems == [], problems[:10]
     assert log["errors"] == [], log["errors"]
     page.close()
 
