@@ -17,7 +17,7 @@ class BuildConfig:
     fixed_k: int = 4  # k of the policies stage's fixed-k variant and of Hugging Face's constant schedule
     exact_samples: int = 10_000  # sampled sequences per rule in the exactness stage
     mutation_sampled_runs: int = 2000  # sampled sequences of the mutation table's statistical check, per variant
-    policy_prompts: dict = field(default_factory=lambda: {"code": 5, "prose": 5})  # public prompts per domain, the full matrix
+    policy_prompts: dict = field(default_factory=lambda: {"code": 4, "prose": 4})  # public prompts per domain, the full matrix
     core_prompts: dict = field(default_factory=lambda: {"code": 20, "prose": 20})  # public prompts per domain, the core set (the matrix's first)
     policy_prompt_start: int = 0  # index of the first public prompt used
     policy_tokens: int = 48  # new tokens per policies-stage run
@@ -35,9 +35,9 @@ class BuildConfig:
 
 FULL = BuildConfig()
 QUICK = BuildConfig(
-    trace_prompts={"code": 1, "prose": 1}, trace_tokens=8, adaptive_trace_k=4,
+    trace_prompts={"code": 1, "prose": 1}, trace_tokens=4, adaptive_trace_k=4,
     sweep_ks=(1, 2), fixed_k=2, exact_samples=300, mutation_sampled_runs=200, policy_prompts={"code": 1, "prose": 1},
-    core_prompts={"code": 2, "prose": 2}, policy_tokens=8, quick=True,
+    core_prompts={"code": 2, "prose": 2}, policy_tokens=4, quick=True,
 )
 
 

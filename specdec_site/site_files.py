@@ -116,7 +116,8 @@ def real_position_preset(artifacts: dict, n_tokens: int = 6) -> dict:
     raise ValueError("no sampled trace step with a rejection to take a real position from")
 
 
-def playground_data(artifacts: dict) -> dict:
+def playground_data(artifacts: dict, values: dict) -> dict:
+    """The Playground's presets, the calculator's defaults (values.json's numbers) and data, the race."""
     counterexample = artifacts["exactness"]["counterexample"]  # the p and q the exactness stage enumerated
     letters = ["A", "B", "C", "D", "E", "F"]
     presets = [
@@ -132,7 +133,6 @@ def playground_data(artifacts: dict) -> dict:
     ]
     b = artifacts["policies"]
     code = pick(b["sweeps"], "code", "greedy")
-    best = max(code["spec"], key=lambda r: r["speedup"]["median"])
     kmax = code["spec"][-1]
     measured = [{"label": f"{s['domain']}, {s['mode']}", "domain": s["domain"], "mode": s["mode"],
                  "k": [r["k"] for r in s["spec"]], "speedup": [r["speedup"]["median"] for r in s["spec"]]}
@@ -143,7 +143,9 @@ def playground_data(artifacts: dict) -> dict:
     runs = [{"label": label(s), "domain": s["domain"],
              "per_position": [a for a in s["spec"][-1]["per_position_acceptance"] if a is not None]}
             for s in b["sweeps"]]
-    speedup = {"defaults": {"alpha": round(best["alpha"], 2), "c": round(best["c"], 3), "k": best["k"],
+    # The calculator's defaults are the numbers the pages quote (values.py, one place), not a second rounding.
+    speedup = {"defaults": {"alpha": float(values["code_greedy_best_alpha"]), "c": float(values["code_greedy_best_c"]),
+                            "k": int(values["code_greedy_best_k"]),
                             "verify_slope": round(max(0.0, (kmax["verify_cost"] - 1) / kmax["k"]), 3)},
                "measured": measured, "runs": runs}
     races = []
@@ -184,7 +186,7 @@ def write_site_files(data_dir: Path, out: Path) -> list[str]:
         files[name] = {**common, "title": fig["layout"]["title"]["text"], "figure": fig}
     files["values"] = {**common, "values": compute_values(artifacts)}
     files["visualizer"] = {**common, "runs": visualizer_runs(artifacts), "palette": PALETTE, "layout": CHART_LAYOUT}
-    files["playground"] = {**common, **playground_data(artifacts)}
+    files["playground"] = {**common, **playground_data(artifacts, files["values"]["values"])}
     for name, data in files.items():
         contract.check(name, data)
         write_json_atomic(out / f"{name}.json", data)

@@ -498,3 +498,14 @@ def test_bibtex_is_generated_from_citation_cff_and_the_data_commit(monkeypatch):
     entry = values._bibtex(clean)
     assert "{https://example.org/specdec}" in entry and "uncommitted changes" in entry
     assert values._data_commit({"traces": {"metadata": {}}}) == "not recorded"
+
+
+def test_the_playground_quotes_the_pages_numbers():
+    """A number the site shows twice comes from one place: the calculator's measured defaults (α, c, the best k) are
+    values.json's, which the pages quote (the Playground rounded its own copy before)."""
+    figures = ROOT / "docs" / "figures"
+    values = json.loads((figures / "values.json").read_text())["values"]
+    defaults = json.loads((figures / "playground.json").read_text())["speedup"]["defaults"]
+    assert defaults["alpha"] == float(values["code_greedy_best_alpha"])
+    assert defaults["c"] == float(values["code_greedy_best_c"])
+    assert defaults["k"] == int(values["code_greedy_best_k"])

@@ -219,3 +219,15 @@ def test_notebook_css_is_pruned_in_place_and_other_pages_untouched(hook):
     assert "<style>.x{c:3}</style>" in pruned  # small blocks are left as they are
     File.src_path = "math.md"
     assert hook.on_post_page(output, page=Page(), config=None) == output
+
+
+def test_a_skip_link_to_a_missing_id_is_pointed_at_the_h1(hook):
+    """The Notebook's skip link pointed to #...-with while its heading's id is ...-with-specdec."""
+    page = ('<a href="#walkthrough-with" class="md-skip">Skip</a><article><h1 id="walkthrough-with-specdec">W</h1>'
+            '<h2 id="x">x</h2></article>')
+    mended = hook.mend_skip_link(page, "notebooks/walkthrough.ipynb")
+    assert '<a href="#walkthrough-with-specdec" class="md-skip">' in mended
+    good = '<a href="#x" class="md-skip">Skip</a><h1 id="t">T</h1><h2 id="x">x</h2>'
+    assert hook.mend_skip_link(good, "p.md") == good
+    with pytest.raises(hook.PluginError, match="p.md: the skip link points to #gone"):
+        hook.mend_skip_link('<a href="#gone" class="md-skip">Skip</a><p>no heading</p>', "p.md")

@@ -48,6 +48,8 @@ def test_page_renders_figures_math_and_stays_local(site, browser, path):
         assert page.locator(".katex-display .tag").count() >= 9, "numbered equations"
         assert page.locator("#eq-speedup").count() == 1
     assert "$$" not in text and "\\[" not in text and "\\(" not in text, "raw math left on the page"
+    skip = page.get_attribute("a.md-skip", "href")  # "Skip to content" must lead somewhere (the Notebook's did not)
+    assert skip.startswith("#") and page.locator(f"[id='{skip[1:]}']").count() == 1, skip
     assert log["errors"] == [], log["errors"]
     foreign = [u for u in log["requests"] if not u.startswith(site) and not u.startswith("data:")]
     assert foreign == [], foreign
@@ -266,7 +268,9 @@ def test_notebook_css_pruning_changes_no_computed_style(site, browser):
 
     full = (Path(mkdocs_jupyter.__file__).parent / "templates" / "mkdocs_html" / "assets" / "index.css").read_text()
     page, log = open_page(browser, site + "notebooks/walkthrough/")
-    snapshot = """() => {
+    # The snapshots stay in the page (window.__snaps) and are compared there: each is thousands of rows of a few
+    # hundred properties, tens of MB that took most of this test's 2 minutes to send to Python.
+    snapshot = """(name) => {
         const out = [];
         for (const el of document.querySelectorAll('body *')) {
             for (const pseudo of [null, '::before', '::after']) {
@@ -276,7 +280,19 @@ def test_notebook_css_pruning_changes_no_computed_style(site, browser):
                 out.push([el.tagName + '.' + el.className + (pseudo || ''), row]);
             }
         }
-        return out;
+        (window.__snaps = window.__snaps || {})[name] = out;
+        return out.length;
+    }"""
+    compare = """() => {
+        const [a, b, c] = ['pruned', 'whole', 'pruned_again'].map(n => window.__snaps[n]);
+        const diff = (x, y) => { const sx = new Set(x.split(';')), sy = new Set(y.split(';'));
+            return [...sx].filter(v => !sy.has(v)).concat([...sy].filter(v => !sx.has(v))).sort().slice(0, 6); };
+        const drifted = [], lost = [];
+        a.forEach((row, i) => {
+            if (row[1] !== c[i][1]) drifted.push(row[0]);
+            if (b[i][1] !== row[1] && b[i][1] !== c[i][1]) lost.push([row[0], diff(row[1], b[i][1])]);
+        });
+        return {sizes: [a.length, b.length, c.length], drifted: drifted, lost: lost};
     }"""
     swap = """(css) => {
         const style = Array.from(document.querySelectorAll('style')).find(s => s.textContent.includes('.jupyter-wrapper{--md-red-50'));
@@ -285,20 +301,21 @@ def test_notebook_css_pruning_changes_no_computed_style(site, browser):
         style.textContent = css;
         return before;
     }"""
-    pruned = page.evaluate(snapshot)
+    page.evaluate(snapshot, "pruned")
     pruned_css = page.evaluate("""() => Array.from(document.querySelectorAll('style'))
         .find(s => s.textContent.includes('.jupyter-wrapper{--md-red-50')).textContent""")
     swapped = page.evaluate(swap, full)
     assert 0 < swapped < len(full) / 3, (swapped, len(full))
-    whole = page.evaluate(snapshot)
+    page.evaluate(snapshot, "whole")
     assert page.evaluate(swap, pruned_css) == len(full)
-    pruned_again = page.evaluate(snapshot)
-    assert len(pruned) == len(whole) == len(pruned_again) > 300
-    drifted = [i for i, (a, c) in enumerate(zip(pruned, pruned_again)) if a != c]
-    assert len(drifted) <= 3, f"{len(drifted)} computed styles changed on their own: {[pruned[i][0] for i in drifted]}"
-    lost = [i for i, (a, b, c) in enumerate(zip(pruned, whole, pruned_again)) if b != a and b != c]
-    detail = {pruned[i][0]: sorted(set(whole[i][1].split(';')) ^ set(pruned[i][1].split(';')))[:6] for i in lost[:3]}
-    assert lost == [], f"{len(lost)} computed styles differ from the pruned stylesheet's: {detail}"
+    page.evaluate(snapshot, "pruned_again")
+    result = page.evaluate(compare)
+    n = result["sizes"][0]
+    assert result["sizes"] == [n, n, n] and n > 300, result["sizes"]
+    drifted = result["drifted"]
+    assert len(drifted) <= 3, f"{len(drifted)} computed styles changed on their own: {drifted}"
+    lost = result["lost"]
+    assert lost == [], f"{len(lost)} computed styles differ from the pruned stylesheet's: {dict(lost[:3])}"
     assert log["errors"] == [], log["errors"]
     page.close()
 

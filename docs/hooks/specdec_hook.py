@@ -116,11 +116,31 @@ def on_page_content(html_text: str, *, page: Page, config: MkDocsConfig, files: 
 
 
 def on_post_page(output: str, *, page: Page, config: MkDocsConfig) -> str:
+    output = mend_skip_link(output, page.file.src_path)
     if not page.file.src_path.endswith(".ipynb"):
         return output
     classes = page_classes(output)
     return STYLE.sub(lambda m: m.group(1) + prune_css(m.group(2), classes) + m.group(3)
                      if len(m.group(2)) > PRUNE_STYLE_ABOVE else m.group(0), output)
+
+
+SKIP_LINK = re.compile(r'<a href="#([^"]*)" class="md-skip">')
+HTML_ID = re.compile(r'\sid="([^"]+)"')
+FIRST_HEADING = re.compile(r'<h1[^>]*\sid="([^"]+)"')
+
+
+def mend_skip_link(output: str, page_path: str) -> str:
+    """Material's "Skip to content" link targets the id of the page's first TOC entry; mkdocs-jupyter computes
+    that id its own way ("...-with" for a heading whose id ends "...-with-specdec"), so on the Notebook the link
+    led nowhere. A target the page lacks is replaced by the page's h1; a page with neither fails the build."""
+    link = SKIP_LINK.search(output)
+    if link is None or link.group(1) in HTML_ID.findall(output):
+        return output
+    heading = FIRST_HEADING.search(output)
+    if heading is None:
+        raise PluginError(f"{page_path}: the skip link points to #{link.group(1)}, which the page lacks, and the page "
+                          "has no h1 to point it to")
+    return output[:link.start(1)] + heading.group(1) + output[link.end(1):]
 
 
 def plotly_bundle() -> str:
