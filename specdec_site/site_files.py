@@ -26,6 +26,16 @@ ROOT = Path(__file__).resolve().parents[1]
 STAGES = contract.ARTIFACTS
 
 
+def executed_notebook(data_dir: Path) -> Path:
+    """The executed notebook of the artifacts in data_dir: beside them, or for a docs/data/<device> folder built to
+    the site (the default CPU one, notebook_stage.notebook_path), docs/notebooks/ (in this checkout or a copy)."""
+    for path in (notebook_path(data_dir), data_dir / "walkthrough.ipynb",
+                 data_dir.parent.parent / "notebooks" / "walkthrough.ipynb"):
+        if path.is_file():
+            return path
+    raise SystemExit(f"error: {notebook_path(data_dir)} is missing: run `python scripts/build_data.py` first")
+
+
 def load_artifacts(data_dir: Path) -> dict:
     artifacts = {}
     for stage in STAGES:
@@ -35,9 +45,7 @@ def load_artifacts(data_dir: Path) -> dict:
         artifacts[stage] = json.loads(path.read_text())
     # The executed notebook's provenance (its stage time, date, code digest), beside the JSON artifacts': it must
     # come from the same environment too.
-    notebook = notebook_path(data_dir)
-    if not notebook.is_file():
-        raise SystemExit(f"error: {notebook} is missing: run `python scripts/build_data.py` first")
+    notebook = executed_notebook(data_dir)
     artifacts["notebook"] = {"metadata": json.loads(notebook.read_text())["metadata"]["specdec"]["metadata"]}
     check_one_environment(artifacts)
     return artifacts
@@ -176,7 +184,7 @@ def write_site_files(data_dir: Path, out: Path) -> list[str]:
 
     artifacts = load_artifacts(data_dir)
     docs = out.resolve().parent
-    inputs = [data_dir / f"{s}.json" for s in STAGES] + [notebook_path(data_dir)]  # values quote the notebook's too
+    inputs = [data_dir / f"{s}.json" for s in STAGES] + [executed_notebook(data_dir)]  # values quote its metadata
     sources = {os.path.relpath(path.resolve(), docs): sha256_file(path) for path in inputs}
     common = {"sources": sources, "plotly_version": plotly.__version__}
     files = {}

@@ -115,7 +115,7 @@ def test_escape_renders_a_marker_literally(hook):
 ])
 def test_every_malformed_marker_fails_naming_the_page_and_line(hook, monkeypatch, text, line, what):
     if "visualizer]]" in text:
-        monkeypatch.setattr(hook, "load_checked", lambda name: {"runs": [], "palette": {}})
+        monkeypatch.setattr(hook, "load_checked", lambda name: {"runs": [], "palette": {}, "layout": {}})
     with pytest.raises(PluginError, match=what) as err:
         render(hook, text, page="dir/page.md")
     assert f"dir/page.md:{line}" in str(err.value)
@@ -231,3 +231,14 @@ def test_a_skip_link_to_a_missing_id_is_pointed_at_the_h1(hook):
     assert hook.mend_skip_link(good, "p.md") == good
     with pytest.raises(hook.PluginError, match="p.md: the skip link points to #gone"):
         hook.mend_skip_link('<a href="#gone" class="md-skip">Skip</a><p>no heading</p>', "p.md")
+
+
+def test_the_visualizer_gets_its_chart_layout(hook, monkeypatch):
+    """visualizer.json's layout (the charts' margins and height) reaches the page: the widget read it from the page's
+    data, which had only the runs and the palette, so every chart fell back to Plotly's defaults (a legend beside the
+    plot took a third of a phone's width)."""
+    data = {"runs": [{"id": "r"}], "palette": {"p": "#000"}, "layout": {"margin": {"t": 40}, "height": 340}}
+    monkeypatch.setattr(hook, "load_checked", lambda name: data)
+    out, _ = render(hook, "[[visualizer]]\n")
+    payload = re.search(r'<script type="application/json" id="specdec-visualizer-data">(.*?)</script>', out, re.S)
+    assert payload and json.loads(payload.group(1))["layout"] == data["layout"]

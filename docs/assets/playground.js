@@ -161,7 +161,7 @@
   const el = window.specdecSite.el;
   const dark = window.specdecSite.dark;
   const themed = window.specdecSite.themed;
-  const CONFIG = window.specdecSite.PLOT_CONFIG;
+  const configFor = window.specdecSite.configFor, noTabStops = window.specdecSite.noTabStops, titled = window.specdecSite.titled;
   function f3(x) { return Number(x).toFixed(3); }
   function slider(id, label, min, max, step, value, hint) {
     const wrap = el("div", { class: "pg-slider" });
@@ -299,8 +299,9 @@
       traces.push({ type: "scatter", mode: "markers", name: "sampled (" + this.sampled.n + " draws)", x: this.labels,
         y: this.sampled.freq, marker: { symbol: "diamond", size: 11, color: dark() ? "#fff" : "#000" } });
     }
-    Plotly.react("pg-rule-chart", traces, themed({ barmode: "group", height: 360, margin: { t: 30, r: 10, b: 40, l: 45 },
-      legend: { orientation: "h", y: -0.15 }, yaxis: { title: { text: "probability" }, range: [0, 1] }, title: { text: "p, q, the residual and what the rule outputs", font: { size: 13 }, x: 0 } }), CONFIG);
+    const ruleDiv = document.getElementById("pg-rule-chart");
+    Plotly.react(ruleDiv, traces, themed(titled(ruleDiv, "p, q, the residual and what the rule outputs", { barmode: "group", height: 360, margin: { t: 30, r: 10, b: 40, l: 45 },
+      legend: { orientation: "h", y: -0.15 }, yaxis: { title: { text: "probability" }, range: [0, 1] } })), configFor(ruleDiv)).then(noTabStops);
   };
   RulePanel.prototype.clearSample = function () {
     // a result belongs to the rule, p and q it was drawn with: any change takes it off the screen
@@ -403,10 +404,10 @@
       traces.push({ type: "scatter", mode: "markers", name: "measured here: " + m.label, x: m.k, y: m.speedup,
         marker: { color: pal[m.domain], symbol: m.mode === "greedy" ? "circle-open" : "x", size: 9 } });
     });
-    Plotly.react("pg-speedup-chart", traces, themed({ height: 460, margin: { t: 30, r: 10, b: 20, l: 50 },
+    const speedDiv = document.getElementById("pg-speedup-chart");
+    Plotly.react(speedDiv, traces, themed(titled(speedDiv, "The theory for these numbers, what this site's runs say, and its measurements", { height: 460, margin: { t: 30, r: 10, b: 20, l: 50 },
       xaxis: { title: { text: "k" }, dtick: 1, automargin: true }, yaxis: { title: { text: "× target-only" }, automargin: true },
-      legend: { orientation: "h", x: 0, xref: "container", y: 0, yref: "container", yanchor: "bottom" },
-      title: { text: "The theory for these numbers, what this site's runs say, and its measurements", font: { size: 13 }, x: 0 } }), CONFIG);
+      legend: { orientation: "h", x: 0, xref: "container", y: 0, yref: "container", yanchor: "bottom" } })), configFor(speedDiv)).then(noTabStops);
     const theory = eq8[best - 1] <= 1
       ? "Independent-α theory, eq. (8): speculation does not pay here (at best " + eq8[best - 1].toFixed(2) + "× at k = " + best + ": below 1 is slower than the target alone)."
       : "Independent-α theory, eq. (8): use k = " + best + ", expect " + eq8[best - 1].toFixed(2) + "× (" + tpp[best - 1].toFixed(2) + " tokens per target pass).";

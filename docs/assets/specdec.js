@@ -59,6 +59,26 @@
   function plotConfig(width) {
     return Object.assign({}, PLOT_CONFIG, { displayModeBar: width >= NARROW });
   }
+  // A chart's own title (the visualizer's, the Playground's), wrapped into lines that fit the chart's width (Plotly
+  // does not wrap titles: one line ran off a phone's screen), with the top margin grown to hold them.
+  let titleMeasure = null;
+  function titled(div, text, layout) {
+    titleMeasure = titleMeasure || document.createElement("canvas").getContext("2d");
+    titleMeasure.font = "13px " + getComputedStyle(document.body).fontFamily;
+    const room = Math.max(120, ((div && div.clientWidth) || 320) - 24);
+    const lines = [];
+    String(text).split(" ").forEach(function (word) {
+      const last = lines.length ? lines[lines.length - 1] + " " + word : word;
+      if (lines.length && titleMeasure.measureText(last).width * 1.08 <= room) lines[lines.length - 1] = last;
+      else lines.push(word);
+    });
+    const margin = Object.assign({}, layout.margin || {});
+    margin.t = Math.max(margin.t || 0, 24 + 17 * lines.length);
+    return Object.assign({}, layout, { margin: margin, title: { text: lines.join("<br>"), font: { size: 13 }, x: 0.01, xanchor: "left" } });
+  }
+  function configFor(div) {
+    return plotConfig((div && div.clientWidth) || window.innerWidth);
+  }
   function noTabStops(div) {
     // The toolbar shows on hover only: its buttons are reached by the mouse, not by Tab.
     div.querySelectorAll(".modebar-btn").forEach(function (b) { b.setAttribute("tabindex", "-1"); });
@@ -168,13 +188,45 @@
 
   // A token axis: positions as x (equal labels never merge), short horizontal tick labels with visible
   // whitespace, the full token text on hover. Labels are entity-escaped (Plotly reads a subset of HTML).
+  Visualizer.prototype.shortLabel = function (id, marked) {
+    const t = visible(this.tok(id));
+    return (t.length > 6 ? t.slice(0, 5) + "\u2026" : t) + (id === marked ? " \u25c0" : "");
+  };
+
+  // The first tokens of `ids` whose labels fit side by side, unrotated, on a plot area `width` px wide: a category
+  // axis gives every label the same slot, as wide as the widest label (measured) plus a gap. `keep` stays.
+  let measure = null;
+  Visualizer.prototype.fitTokens = function (ids, width, marked, keep) {
+    const self = this;
+    measure = measure || document.createElement("canvas").getContext("2d");
+    measure.font = "12px " + getComputedStyle(document.body).fontFamily;
+    const plot = Math.max(60, width || 240);  // the plot area's width (refit measures it)
+    let n = ids.length, shown = ids.slice();
+    for (; n >= 1; n--) {
+      shown = ids.slice(0, n);
+      if (keep !== undefined && keep !== null && shown.indexOf(keep) < 0) shown[n - 1] = keep;
+      const widest = Math.max.apply(null, shown.map(function (id) { return measure.measureText(self.shortLabel(id, marked)).width; }));
+      if (n * (widest * 1.1 + 14) <= plot) break;
+    }
+    return { ids: shown, cut: ids.length - shown.length };
+  };
+
+  // Draw a token chart for a guessed plot width (the chart's less its margins), then, once Plotly has laid it out
+  // (a legend beside the plot takes width too), for the plot area's measured width if fewer labels fit there.
+  function refit(div, draw) {
+    const guess = div._specdecPlotWidth || (div.clientWidth || 320) - 75;  // the last measured width, if any
+    draw(guess).then(function () {
+      const area = div.querySelector(".nsewdrag");
+      const width = area ? area.getBoundingClientRect().width : 0;
+      if (width > 0) div._specdecPlotWidth = width;
+      if (width > 0 && Math.abs(width - guess) > 1) return draw(width);
+    });
+  }
+
   Visualizer.prototype.tokenAxis = function (ids, marked) {
     const self = this;
     const full = ids.map(function (id) { return visible(self.tok(id)); });
-    const short = full.map(function (t, i) {
-      const cut = t.length > 8 ? t.slice(0, 7) + "\u2026" : t;
-      return esc(cut) + (ids[i] === marked ? " \u25c0" : "");
-    });
+    const short = ids.map(function (id) { return esc(self.shortLabel(id, marked)); });
     const x = ids.map(function (_, i) { return i; });
     return { x: x, hover: full.map(esc), layout: { tickmode: "array", tickvals: x, ticktext: short, tickangle: 0, automargin: true } };
   };
@@ -331,6 +383,12 @@
     this.renderCharts(s);
   };
 
+  // The legend under the plot, in rows, so that the plot keeps the chart's whole width for its labels (beside it,
+  // it took a third of a phone's width). `y`: below the tick labels (and the axis title, if any).
+  function LEGEND_BELOW(y) {
+    return { orientation: "h", x: 0, xanchor: "left", y: y, yanchor: "top" };
+  }
+
   Visualizer.prototype.renderCharts = function (s) {
     const self = this;
     const j = Math.min(this.pos, s.k - 1);
@@ -340,34 +398,39 @@
     if (s.k === 0) {
       // nothing was drafted: no p and q of a draft, no draws; say so instead of leaving the last step's charts
       // (an empty chart with a note, not a purge: a purge races Plotly's pending redraws)
-      [pq, accept].forEach(function (div) {
-        Plotly.react(div, [], themed(Object.assign({}, layoutBase, { title: { text: "" }, xaxis: { visible: false },
+      [[pq, "p and q at the drafted positions"], [accept, "accept iff r < min(1, p/q)"]].forEach(function (pair) {
+        const div = pair[0];
+        Plotly.react(div, [], themed(titled(div, pair[1], Object.assign({}, layoutBase, { xaxis: { visible: false },
           yaxis: { visible: false }, annotations: [{ text: "No drafts in this step: nothing to compare or accept.",
-            showarrow: false, xref: "paper", yref: "paper", x: 0.5, y: 0.5 }] })), PLOT_CONFIG);
+            showarrow: false, xref: "paper", yref: "paper", x: 0.5, y: 0.5 }] }))), configFor(div)).then(noTabStops);
       });
     } else {
       // p and q over the union of their top tokens at the chosen position, as many as the chart's width can
-      // label (about 42 px a label), by p then q
+      // label (fitTokens), by p then q
       const p = s.top_p[j], q = s.top_q[j];
       const pv = {}, qv = {};
       p.ids.forEach(function (id, i) { pv[id] = p.probs[i]; });
       q.ids.forEach(function (id, i) { qv[id] = q.probs[i]; });
       let ids = Array.from(new Set(p.ids.concat(q.ids)));
       ids.sort(function (a, b) { return ((pv[b] || 0) - (pv[a] || 0)) || ((qv[b] || 0) - (qv[a] || 0)); });
-      const room = Math.max(4, Math.floor(((pq.clientWidth || 320) - 70) / 42));
-      const shown = ids.slice(0, room);
-      if (shown.indexOf(s.draft_tokens[j]) < 0) shown[shown.length - 1] = s.draft_tokens[j];  // the drafted token stays
-      const cut = ids.length - shown.length;
-      ids = shown;
-      const axis = self.tokenAxis(ids, s.draft_tokens[j]);
-      const title = "p and q at position " + (j + 1) + " (\u25c0 drafted)" + (cut > 0 ? "; top " + ids.length + " of " + (ids.length + cut) : "");
-      Plotly.react(pq, [
-        { type: "bar", name: "p (target)", x: axis.x, y: ids.map(function (id) { return pv[id] === undefined ? null : pv[id]; }), hovertext: axis.hover, hoverinfo: "text+y+name", marker: { color: pal.p } },
-        { type: "bar", name: "q (draft)", x: axis.x, y: ids.map(function (id) { return qv[id] === undefined ? null : qv[id]; }), hovertext: axis.hover, hoverinfo: "text+y+name", marker: { color: pal.q } },
-      ], themed(Object.assign({}, layoutBase, { barmode: "group", title: { text: title, font: { size: 13 }, x: 0 }, xaxis: axis.layout, yaxis: { title: { text: "probability" }, range: [0, 1] } })), PLOT_CONFIG);
+      const all = ids;
+      function drawPQ(width) {  // the drafted token stays among the labelled ones
+        const fit = self.fitTokens(all, width, s.draft_tokens[j], s.draft_tokens[j]);
+        const shown = fit.ids, axis = self.tokenAxis(shown, s.draft_tokens[j]);
+        const title = "p and q at position " + (j + 1) + " (\u25c0 drafted)" + (fit.cut > 0 ? "; top " + shown.length + " of " + all.length : "");
+        return Plotly.react(pq, [
+          { type: "bar", name: "p (target)", x: axis.x, y: shown.map(function (id) { return pv[id] === undefined ? null : pv[id]; }), hovertext: axis.hover, hoverinfo: "text+y+name", marker: { color: pal.p } },
+          { type: "bar", name: "q (draft)", x: axis.x, y: shown.map(function (id) { return qv[id] === undefined ? null : qv[id]; }), hovertext: axis.hover, hoverinfo: "text+y+name", marker: { color: pal.q } },
+        ], themed(titled(pq, title, Object.assign({}, layoutBase, { barmode: "group", legend: LEGEND_BELOW(-0.14), xaxis: axis.layout, yaxis: { title: { text: "probability" }, range: [0, 1] } }))), configFor(pq)).then(function (gd) {
+          noTabStops(gd);
+          return shown.length;
+        });
+      }
+      refit(pq, drawPQ);
       // acceptance probability vs the uniform draw, per position; one trace per fate, so the legend's colours
       // are the bars'
-      const pos = s.draft_tokens.map(function (_, i) { return "pos " + (i + 1); });
+      // draft positions on a numeric axis: Plotly thins its ticks to the width (16 "pos n" categories overlapped)
+      const pos = s.draft_tokens.map(function (_, i) { return i + 1; });
       const fates = [["accepted", pal.accept], ["rejected", pal.reject], ["not evaluated", pal.unevaluated]];
       const bars = fates.filter(function (f) { return s.fates.indexOf(f[0]) >= 0; }).map(function (f) {
         return { type: "bar", name: "min(1, p/q): " + f[0], x: pos, marker: { color: f[1] },
@@ -375,20 +438,30 @@
       });
       Plotly.react(accept, bars.concat([
         { type: "scatter", mode: "markers", name: "draw r", x: pos, y: s.uniforms, marker: { symbol: "line-ew-open", size: 28, line: { width: 3 }, color: dark() ? "#fff" : "#000" } },
-      ]), themed(Object.assign({}, layoutBase, { barmode: "overlay", title: { text: "accept iff r < min(1, p/q)", font: { size: 13 }, x: 0 }, xaxis: { type: "category" }, yaxis: { range: [0, 1.05], title: { text: "probability" } } })), PLOT_CONFIG);
+      ]), themed(titled(accept, "accept iff r < min(1, p/q)", Object.assign({}, layoutBase, { barmode: "overlay", legend: LEGEND_BELOW(-0.36),
+        margin: Object.assign({}, layoutBase.margin, { b: 110 }), xaxis: { title: { text: "draft position" }, range: [0.4, s.k + 0.6], tickformat: "d", dtick: s.k <= 8 ? 1 : undefined }, yaxis: { range: [0, 1.05], title: { text: "probability" } } }))), configFor(accept)).then(noTabStops);
     }
     // the residual at a rejection, or the bonus distribution
     const res = s.top_residual || s.top_p[s.k];
     const title = s.top_residual ? "residual norm(max(0, p \u2212 q)) at the rejected position"
       : (s.k === 0 ? "p: the distribution this step's token was drawn from" : "p after the last draft: the bonus token's distribution");
-    const resAxis = self.tokenAxis(res.ids, null);
-    Plotly.react("sv-chart-residual", [
-      { type: "bar", name: s.top_residual ? "residual" : "p", x: resAxis.x, y: res.probs, hovertext: resAxis.hover, hoverinfo: "text+y", marker: { color: s.top_residual ? pal.residual : pal.p } },
-    ], themed(Object.assign({}, layoutBase, { title: { text: title, font: { size: 13 }, x: 0 }, xaxis: resAxis.layout, yaxis: { range: [0, 1], title: { text: "probability" } } })), PLOT_CONFIG);
+    const resDiv = document.getElementById("sv-chart-residual");
+    function drawResidual(width) {
+      const fit = self.fitTokens(res.ids, width, null, null);
+      const axis = self.tokenAxis(fit.ids, null);
+      const text = title + (fit.cut > 0 ? "; top " + fit.ids.length + " of " + res.ids.length : "");
+      return Plotly.react(resDiv, [
+        { type: "bar", name: s.top_residual ? "residual" : "p", x: axis.x, y: res.probs.slice(0, fit.ids.length), hovertext: axis.hover, hoverinfo: "text+y", marker: { color: s.top_residual ? pal.residual : pal.p } },
+      ], themed(titled(resDiv, text, Object.assign({}, layoutBase, { xaxis: axis.layout, yaxis: { range: [0, 1], title: { text: "probability" } } }))), configFor(resDiv)).then(function (gd) {
+        noTabStops(gd);
+        return fit.ids.length;
+      });
+    }
+    refit(resDiv, drawResidual);
   };
 
   // Shared with the Playground (playground.js), which loads after this file.
-  window.specdecSite = { dark: dark, themed: themed, el: el, PLOT_CONFIG: PLOT_CONFIG, withPlotly: withPlotly };
+  window.specdecSite = { dark: dark, themed: themed, titled: titled, el: el, configFor: configFor, noTabStops: noTabStops, withPlotly: withPlotly };
 
   function renderVisualizer() {
     const root = document.getElementById("specdec-visualizer");

@@ -346,7 +346,7 @@ def render_marker(marker: str) -> str:
             raise PluginError(f"{where(text)}: a second [[visualizer]] on one page (it is one widget with fixed ids)")
         _page["used"].add("visualizer")
         data = load_checked("visualizer")
-        payload = {"runs": data["runs"], "palette": data["palette"]}
+        payload = {"runs": data["runs"], "palette": data["palette"], "layout": data["layout"]}  # the charts' margins, height
         return ('<div id="specdec-visualizer" class="specdec-visualizer"></div>\n'
                 f'<script type="application/json" id="specdec-visualizer-data">{script_json(payload)}</script>')
     if kind == "playground" and name in (*PLAYGROUND_PANELS, "data"):
