@@ -29,8 +29,7 @@ STAGES = contract.ARTIFACTS
 def executed_notebook(data_dir: Path) -> Path:
     """The executed notebook of the artifacts in data_dir: beside them, or for a docs/data/<device> folder built to
     the site (the default CPU one, notebook_stage.notebook_path), docs/notebooks/ (in this checkout or a copy)."""
-    for path in (notebook_path(data_dir), data_dir / "walkthrough.ipynb",
-                 data_dir.parent.parent / "notebooks" / "walkthrough.ipynb"):
+    for path in (data_dir / "walkthrough.ipynb", data_dir.parent.parent / "notebooks" / "walkthrough.ipynb"):
         if path.is_file():
             return path
     raise SystemExit(f"error: {notebook_path(data_dir)} is missing: run `python scripts/build_data.py` first")

@@ -59,17 +59,21 @@
   function plotConfig(width) {
     return Object.assign({}, PLOT_CONFIG, { displayModeBar: width >= NARROW });
   }
+  // The width in px of `text` in the page's font at `px` px (one canvas, reused): chart titles and tick labels.
+  let measureCanvas = null;
+  function textWidth(text, px) {
+    measureCanvas = measureCanvas || document.createElement("canvas").getContext("2d");
+    measureCanvas.font = px + "px " + getComputedStyle(document.body).fontFamily;
+    return measureCanvas.measureText(text).width;
+  }
   // A chart's own title (the visualizer's, the Playground's), wrapped into lines that fit the chart's width (Plotly
   // does not wrap titles: one line ran off a phone's screen), with the top margin grown to hold them.
-  let titleMeasure = null;
   function titled(div, text, layout) {
-    titleMeasure = titleMeasure || document.createElement("canvas").getContext("2d");
-    titleMeasure.font = "13px " + getComputedStyle(document.body).fontFamily;
     const room = Math.max(120, ((div && div.clientWidth) || 320) - 24);
     const lines = [];
     String(text).split(" ").forEach(function (word) {
       const last = lines.length ? lines[lines.length - 1] + " " + word : word;
-      if (lines.length && titleMeasure.measureText(last).width * 1.08 <= room) lines[lines.length - 1] = last;
+      if (lines.length && textWidth(last, 13) * 1.08 <= room) lines[lines.length - 1] = last;
       else lines.push(word);
     });
     const margin = Object.assign({}, layout.margin || {});
@@ -195,24 +199,21 @@
 
   // The first tokens of `ids` whose labels fit side by side, unrotated, on a plot area `width` px wide: a category
   // axis gives every label the same slot, as wide as the widest label (measured) plus a gap. `keep` stays.
-  let measure = null;
   Visualizer.prototype.fitTokens = function (ids, width, marked, keep) {
     const self = this;
-    measure = measure || document.createElement("canvas").getContext("2d");
-    measure.font = "12px " + getComputedStyle(document.body).fontFamily;
     const plot = Math.max(60, width || 240);  // the plot area's width (refit measures it)
     let n = ids.length, shown = ids.slice();
     for (; n >= 1; n--) {
       shown = ids.slice(0, n);
       if (keep !== undefined && keep !== null && shown.indexOf(keep) < 0) shown[n - 1] = keep;
-      const widest = Math.max.apply(null, shown.map(function (id) { return measure.measureText(self.shortLabel(id, marked)).width; }));
+      const widest = Math.max.apply(null, shown.map(function (id) { return textWidth(self.shortLabel(id, marked), 12); }));
       if (n * (widest * 1.1 + 14) <= plot) break;
     }
     return { ids: shown, cut: ids.length - shown.length };
   };
 
-  // Draw a token chart for a guessed plot width (the chart's less its margins), then, once Plotly has laid it out
-  // (a legend beside the plot takes width too), for the plot area's measured width if fewer labels fit there.
+  // Draw a token chart for a guessed plot width (the last one measured, else the chart's less its margins), then,
+  // once Plotly has laid it out, again for the plot area's measured width if that differs.
   function refit(div, draw) {
     const guess = div._specdecPlotWidth || (div.clientWidth || 320) - 75;  // the last measured width, if any
     draw(guess).then(function () {
@@ -421,10 +422,7 @@
         return Plotly.react(pq, [
           { type: "bar", name: "p (target)", x: axis.x, y: shown.map(function (id) { return pv[id] === undefined ? null : pv[id]; }), hovertext: axis.hover, hoverinfo: "text+y+name", marker: { color: pal.p } },
           { type: "bar", name: "q (draft)", x: axis.x, y: shown.map(function (id) { return qv[id] === undefined ? null : qv[id]; }), hovertext: axis.hover, hoverinfo: "text+y+name", marker: { color: pal.q } },
-        ], themed(titled(pq, title, Object.assign({}, layoutBase, { barmode: "group", legend: LEGEND_BELOW(-0.14), xaxis: axis.layout, yaxis: { title: { text: "probability" }, range: [0, 1] } }))), configFor(pq)).then(function (gd) {
-          noTabStops(gd);
-          return shown.length;
-        });
+        ], themed(titled(pq, title, Object.assign({}, layoutBase, { barmode: "group", legend: LEGEND_BELOW(-0.14), xaxis: axis.layout, yaxis: { title: { text: "probability" }, range: [0, 1] } }))), configFor(pq)).then(noTabStops);
       }
       refit(pq, drawPQ);
       // acceptance probability vs the uniform draw, per position; one trace per fate, so the legend's colours
@@ -452,10 +450,7 @@
       const text = title + (fit.cut > 0 ? "; top " + fit.ids.length + " of " + res.ids.length : "");
       return Plotly.react(resDiv, [
         { type: "bar", name: s.top_residual ? "residual" : "p", x: axis.x, y: res.probs.slice(0, fit.ids.length), hovertext: axis.hover, hoverinfo: "text+y", marker: { color: s.top_residual ? pal.residual : pal.p } },
-      ], themed(titled(resDiv, text, Object.assign({}, layoutBase, { xaxis: axis.layout, yaxis: { range: [0, 1], title: { text: "probability" } } }))), configFor(resDiv)).then(function (gd) {
-        noTabStops(gd);
-        return fit.ids.length;
-      });
+      ], themed(titled(resDiv, text, Object.assign({}, layoutBase, { xaxis: axis.layout, yaxis: { range: [0, 1], title: { text: "probability" } } }))), configFor(resDiv)).then(noTabStops);
     }
     refit(resDiv, drawResidual);
   };
