@@ -252,11 +252,10 @@ def sweep_shares_the_matrix_runs(policies: dict) -> None:
 
 
 def test_committed_sweep_shares_the_policies_stages_runs():
+    from specdec_site.config import FULL
     from specdec_site.site_files import load_artifacts
 
     policies = load_artifacts(ROOT / "docs" / "data" / "cpu")["policies"]  # refuses artifacts from two environments
-    from specdec_site.config import FULL
-
     sweep_shares_the_matrix_runs(policies)
     assert all(len(s["prompts"]) == FULL.policy_prompts[s["domain"]] and [r["k"] for r in s["spec"]] == list(FULL.sweep_ks)
                for s in policies["sweeps"])
