@@ -10,7 +10,7 @@
 # thread as on two here; two processes with two OpenMP threads each on two cores made the threads wait for
 # each other at every product (the --quick build took over twice as long and hit its timeout).
 # Not pytest-xdist: its workers are scheduled without regard to memory; the real-pair tests and the --quick
-# build each hold the pair (about 10 GB), and two workers running them side by side would hold it twice. Here
+# build each hold the pair (about 9 GB), and two workers running them side by side would hold it twice. Here
 # they run one after the other, and the other half stays under about 1 GB.
 #
 # Arguments go to both halves (e.g. -x, -ra, -k NAME, a test file); a half that selects no test is not a

@@ -34,7 +34,7 @@ class PackedLinear(torch.nn.Module):
         self.in_features, self.out_features, self.min_rows = linear.in_features, linear.out_features, min_rows
         weight = linear.weight.detach().float().contiguous()
         self.register_buffer("packed", torch.ops.mkldnn._reorder_linear_weight(weight, batch_hint), persistent=False)
-        bias = linear.bias.detach().float().contiguous() if linear.bias is not None else None
+        bias = linear.bias.detach().float().clone() if linear.bias is not None else None  # its own memory: own_small_tensors
         self.register_buffer("bias", bias, persistent=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -65,9 +65,31 @@ def pack_linear_layers(model: torch.nn.Module, batch_hint: int | None = None,
     slots = [(module, name) for module in model.modules() for name, child in module.named_children()
              if type(child) is torch.nn.Linear and child.weight.device.type == "cpu"
              and child.weight.dtype == torch.float32]
+    own_small_tensors(model)  # first: then each shard's file mapping closes as soon as its last weight is packed
     for module, name in slots:
         setattr(module, name, PackedLinear(getattr(module, name), batch_hint, min_rows))
         trim_heap()  # the old weight's heap pages, at once: else the holes add up to a second copy (peak memory)
+    return model
+
+
+def own_small_tensors(model: torch.nn.Module) -> torch.nn.Module:
+    """Copy the tensors of every module but the embeddings and the Linear layers into this process's memory.
+
+    A model loaded memory-mapped (models.load_model) has its tensors on the shards' file mappings, and a mapping
+    stays resident, counted in the process's memory, while any tensor on it lives: after packing, the norms and
+    biases alone kept the pages of every weight packing had copied out (6 GB of the default pair). Those tensors
+    are small (a few MB); an embedding stays mapped, as a lookup reads only the rows it needs, and Linear layers
+    are packed (PackedLinear owns its copies) or left as they are.
+    """
+    for module in model.modules():
+        if isinstance(module, (torch.nn.Embedding, torch.nn.Linear, PackedLinear)):
+            continue
+        for name, t in list(module._parameters.items()):
+            if t is not None:
+                module._parameters[name] = torch.nn.Parameter(t.detach().clone(), requires_grad=t.requires_grad)
+        for name, t in list(module._buffers.items()):
+            if t is not None:
+                module._buffers[name] = t.clone()
     return model
 
 

