@@ -16,14 +16,14 @@ the sampling). Two sets of prompts per domain:
 
 Sampled (T = cfg.sampled_temperature), on every prompt: specdec's adaptive policy (and the best drafter if it
 is another), same seed. For every specdec run the oracle bound (eq. 13 of the math page) is computed from its
-recorded steps, at the verify-time line of all the prompt's specdec runs.
+recorded steps, at its own costs and the verify-time slope of all the prompt's specdec runs (oracle).
 """
 
 from __future__ import annotations
 
 import statistics
 
-from specdec.theory import VerifyCost, bootstrap_median_ci, oracle_seconds, oracle_steps
+from specdec.theory import VerifyCost, bootstrap_median_ci, oracle_steps
 
 from .hf import HF_DEFAULT_DESCRIPTION, HF_PROMPT_LOOKUP, HF_SCHEDULES, hf_assisted, hf_prompt_lookup
 from .prompts import encode
@@ -70,41 +70,71 @@ def make_drafter(ctx, name: str):
             "hybrid": lambda: HybridDrafter(model)}[name]()
 
 
-def verify_line(traces) -> VerifyCost | None:
-    """The prompt's verify-time line a + b k, fitted on the steps (after the first) of every specdec run of the
-    prompt, greedy and sampled: one target and one prompt, so one cost line. A single run's steps can span too few
-    k for a slope (an adaptive run that drafts 1 at almost every step): there, one slow step once made the slope
+def verify_slope(traces) -> float:
+    """b of the verify-time line a + b k, fitted on the steps (after the first) of every specdec run of one prompt,
+    greedy and sampled: one target and one prompt, so one cost per extra draft. A single run's steps can span too
+    few k for a slope (an adaptive run that drafts 1 at almost every step): there, one slow step once made the slope
     0.54 s per token, and the run's oracle 2.2 times slower than the run itself."""
     points = [(s.k, s.verify_seconds) for trace in traces for s in trace.steps[1:]]
-    return VerifyCost([k for k, _ in points], [v for _, v in points]) if points else None
+    return VerifyCost([k for k, _ in points], [v for _, v in points]).slope if points else 0.0
 
 
-def oracle(trace, seconds: float, fit: VerifyCost | None) -> dict:
+def draft_costs(steps) -> dict[str, float]:
+    """The run's own draft seconds per drafted token, per source ("model", "ngram"), over its steps that drafted."""
+    out = {}
+    for source in {s.source for s in steps if s.k > 0}:
+        mine = [s for s in steps if s.k > 0 and s.source == source]
+        out[source] = sum(s.draft_seconds for s in mine) / sum(s.k for s in mine)
+    return out
+
+
+def oracle(trace, seconds: float, slope: float) -> dict:
     """The run's time with each step (after the first) drafting exactly what gets accepted (eq. 13).
 
-    The first step (prefill) and everything outside the steps keep their measured time; the other steps
-    are re-costed at this run's own draft seconds per token and the prompt's verify-time line `fit`
-    (verify_line). A bonus token after a drafted block counts as agreement (the draft was never asked: this can
-    only make the oracle faster); a token of a step that drafted nothing (no n-gram match) does not.
+    The first step (prefill) and everything outside the steps keep their measured time. The other steps are
+    re-costed on a model that gives back the run's own step time at its own draft lengths:
+    1. verify: the line a + b k with b = `slope` (verify_slope, the prompt's) and the run's own a, the mean of
+       v - b k over its steps, so the line sums to the run's measured verify time. (An a taken from the prompt's
+       other runs carries their level of host speed: it once made n-gram runs' oracles up to 4% slower than them.)
+    2. draft: each token at the run's own cost per token of the source that proposed it (draft_costs): a hybrid
+       run's n-gram tokens at the n-gram's cost, not the model's.
+    3. agreement: a drafted token that was accepted agrees; so does a bonus token after a drafted block (the draft
+       was never asked: this can only make the oracle faster); a token of a step that drafted nothing (no n-gram
+       match) does not.
+    4. the oracle drafts an agreed token where drafting it (t_d + b) costs less than a target pass (a), else ends
+       the step there; a disagreeing token ends a step. The run itself is one such choice plus its rejected drafts,
+       so, on this model, no run is faster than its oracle.
     """
     steps = trace.steps[1:]
-    agree = []
+    if not steps:
+        return {"lengths": [], "seconds": seconds, "draft_seconds_per_token": 0.0,
+                "verify_intercept": None, "verify_slope": None}
+    intercept = sum(s.verify_seconds - slope * s.k for s in steps) / len(steps)
+    per_source = draft_costs(steps)
+    agree, cost = [], []  # per emitted token: agreement (3), and its draft cost if the oracle drafts it (2)
     for s in steps:
+        d = per_source.get(s.source, 0.0)
         agree += [True] * s.n_accepted + [s.bonus_token is not None and s.k > 0] * (len(s.emitted) > s.n_accepted)
-    drafted = [s for s in steps if s.k > 0 and s.source == "model"]
-    per_token = (sum(s.draft_seconds for s in drafted) / sum(s.k for s in drafted)) if drafted else 0.0
-    lengths = oracle_steps(agree)
+        cost += [d] * len(s.emitted)
+    drafted = [a and d + slope < intercept for a, d in zip(agree, cost)]  # (4)
+    if drafted and drafted[-1]:
+        drafted[-1] = False  # the stream's last token comes from the last step's target pass
+    lengths = oracle_steps(drafted)
+    draft_seconds = sum(d for drafted_here, d in zip(drafted, cost) if drafted_here)
     step_time = sum(s.draft_seconds + s.verify_seconds for s in steps)
-    oracle_time = seconds - step_time + (oracle_seconds(lengths, per_token, fit) if steps else 0.0)
+    oracle_time = seconds - step_time + draft_seconds + sum(intercept + slope * n for n in lengths)
+    # the oracle's mean draft cost per token: oracle_seconds(lengths, it, line) is its step time (values.py re-costs
+    # the steps held to a cap at it)
+    per_token = draft_seconds / sum(lengths) if sum(lengths) else 0.0
     return {"lengths": lengths, "seconds": oracle_time, "draft_seconds_per_token": per_token,
-            "verify_intercept": fit.intercept if steps else None, "verify_slope": fit.slope if steps else None}
+            "verify_intercept": intercept, "verify_slope": slope}
 
 
 def add_oracles(runs: list[tuple]) -> None:
-    """Each (entry, trace, base_seconds) of one prompt gets its oracle bound (eq. 13) at the prompt's verify line."""
-    fit = verify_line([trace for _, trace, _ in runs])
+    """Each (entry, trace, base_seconds) of one prompt gets its oracle bound (eq. 13), at the prompt's verify slope."""
+    slope = verify_slope([trace for _, trace, _ in runs])
     for entry, trace, base_seconds in runs:
-        bound = oracle(trace, entry["seconds"], fit)
+        bound = oracle(trace, entry["seconds"], slope)
         entry.update(oracle_speedup=base_seconds / bound["seconds"],
                      measured_over_oracle=bound["seconds"] / entry["seconds"], oracle=bound)
 

@@ -315,7 +315,7 @@ def test_capped_oracle_recosts_the_stages_oracle_and_backs_the_benchmark_page():
 
 def test_the_oracle_is_every_runs_ceiling_and_backs_the_targets_paragraph():
     """Every specdec run of the committed policies stage is slower than its own oracle bound (eq. 13), sampled
-    runs too. The benchmark page's targets paragraph quotes the best drafter's oracle speedup and the fraction
+    runs too, whose verify line has the run's own level. The benchmark page's targets paragraph quotes the best drafter's oracle speedup and the fraction
     of it that the 2.5x target takes: both from the rows, per prompt, with the stage's seed."""
     from specdec.theory import bootstrap_median_ci
     from specdec_site.values import BEST_DRAFTER_TARGET, VALUES, _Artifacts, fmt
@@ -326,6 +326,11 @@ def test_the_oracle_is_every_runs_ceiling_and_backs_the_targets_paragraph():
     assert len(runs) > 100
     for run in runs:
         assert run["measured_over_oracle"] <= 1.0 and run["oracle_speedup"] >= run["speedup"]
+        # each run's own verify level: its line, at its own draft lengths, sums to its measured verify time
+        o, steps = run["oracle"], run["steps"][1:]
+        if steps:
+            assert sum(o["verify_intercept"] + o["verify_slope"] * s["k"] for s in steps) == pytest.approx(
+                sum(s["verify_seconds"] for s in steps), rel=1e-9)
     a = _Artifacts({"policies": data})
     best = data["domains"]["code"]["best_drafter"]
     oracle = [r["variants"][best]["oracle_speedup"] for r in data["domains"]["code"]["rows"] if best in r["variants"]]
