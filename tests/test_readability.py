@@ -190,18 +190,28 @@ def test_time_breakdown_draws_the_target_only_bar(site, browser):
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_numbered_equations_fit_and_their_tags_stay_off_the_formula(site, browser, width):
+    """Every numbered equation keeps to the text column: at 375 px one wider than the column wraps between its
+    top-level terms (the theme's narrow layout had put every term on a line of its own, at the screen's edge), and
+    only (5), an aligned block that cannot wrap, scrolls, from the column's left edge (a centred block that
+    overflows would hide its start where no scrolling reaches)."""
     page, _ = open_page(browser, site + "math/", width=width)
     page.wait_for_function("document.querySelectorAll('.katex-display .tag').length >= 14", timeout=15000)
     found = page.evaluate("""() => Array.from(document.querySelectorAll('.katex-display')).filter(d => d.querySelector('.tag')).map(d => {
         const box = e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
         const tag = d.querySelector('.tag');
         return {tag: tag.textContent, tagBox: box(tag), bases: Array.from(d.querySelectorAll('.katex-html > .base')).map(box),
-                page: document.documentElement.clientWidth, right: box(d)[2], scrolls: d.scrollWidth > d.clientWidth + 1};
+                column: box(d.closest('article').querySelector('p')), page: document.documentElement.clientWidth,
+                right: box(d)[2], scrolls: d.scrollWidth > d.clientWidth + 1};
     })""")
     assert len(found) == 14
     for eq in found:
         assert not any(overlap(eq["tagBox"], b, slack=1) for b in eq["bases"]), f"tag {eq['tag']} on its formula"
         assert eq["right"] <= eq["page"] + 1, f"equation {eq['tag']} runs off the page"
+        left, right = eq["column"][0], eq["column"][2]
+        assert min(b[0] for b in eq["bases"]) >= left - 1, f"equation {eq['tag']} starts left of the text column"
+        if not eq["scrolls"]:
+            assert max(b[2] for b in [*eq["bases"], eq["tagBox"]]) <= right + 1, f"equation {eq['tag']} past the column"
+    assert [eq["tag"] for eq in found if eq["scrolls"]] == (["(5)"] if width < 600 else [])
     page.close()
 
 
