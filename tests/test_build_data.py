@@ -315,8 +315,9 @@ def test_capped_oracle_recosts_the_stages_oracle_and_backs_the_benchmark_page():
 
 def test_the_oracle_is_every_runs_ceiling_and_backs_the_targets_paragraph():
     """Every specdec run of the committed policies stage is slower than its own oracle bound (eq. 13), sampled
-    runs too, whose verify line has the run's own level. The benchmark page's targets paragraph quotes the best drafter's oracle speedup and the fraction
-    of it that the 2.5x target takes: both from the rows, per prompt, with the stage's seed."""
+    runs too, whose verify line has the run's own level. The benchmark page's targets paragraph quotes the best
+    drafter's oracle speedup and the fraction of it that the 2.5x target takes: both from the rows, per prompt,
+    with the stage's seed."""
     from specdec.theory import bootstrap_median_ci
     from specdec_site.values import BEST_DRAFTER_TARGET, VALUES, _Artifacts, fmt
 
