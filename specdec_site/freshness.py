@@ -38,7 +38,7 @@ PACKAGES = ("specdec", "specdec_site")
 STAGE_CONFIG = {
     "traces": ("quick", "trace_prompts", "trace_tokens", "trace_k", "adaptive_trace_k", "modes", "sampled_temperature"),
     "policies": ("quick", "fixed_k", "sweep_ks", "policy_prompts", "core_prompts", "policy_prompt_start",
-                 "policy_tokens", "modes", "sampled_temperature"),
+                 "policy_tokens", "policy_prompt_cap", "modes", "sampled_temperature"),
     "exactness": ("quick", "exact_samples", "mutation_sampled_runs"),
     "notebook": ("quick",),
 }

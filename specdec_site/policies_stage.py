@@ -189,11 +189,17 @@ def run_sweep(ctx, cfg, ids, n, reference, traces) -> dict:
     return runs
 
 
+def prompt_ids(ctx, cfg, prompt):
+    """(n,) token ids of a prompt, its last cfg.policy_prompt_cap tokens if the config caps them (the quick build)."""
+    ids = encode(ctx.target.tokenizer, prompt, ctx.device)
+    return ids if cfg.policy_prompt_cap is None else ids[-cfg.policy_prompt_cap:]
+
+
 def run_prompt(ctx, cfg, prompt, hf_names, names, sampled_names, prompt_set, sweep: bool = False) -> dict:
     """One prompt, interleaved: the target-only run, then each named HF and specdec variant, greedy, then (with
     `sweep`) the fixed-k sweep, then the sampled variants. Every speedup divides the same target-only run (greedy;
     sampling adds no forward pass). With `sweep`, the row's "sweep_runs" (not written: run() summarizes them)."""
-    ids = encode(ctx.target.tokenizer, prompt, ctx.device)
+    ids = prompt_ids(ctx, cfg, prompt)
     n, greedy, sampled = cfg.policy_tokens, cfg.modes["greedy"], cfg.modes["sampled"]
     base_seconds, reference = ctx.run_target(ids, n, greedy, ctx.seed)
     row = {"prompt": prompt["id"], "set": prompt_set, "prompt_tokens": int(ids.shape[0]),
@@ -264,7 +270,7 @@ def run(ctx, cfg) -> dict:
     for m in models.values():
         m.generation_config = GenerationConfig()  # transformers' assisted-generation defaults, one per draft object
     try:
-        warm = encode(ctx.target.tokenizer, public_prompts("code", 0, 1)[0], ctx.device)
+        warm = prompt_ids(ctx, cfg, public_prompts("code", 0, 1)[0])
         for drafter in models:
             ctx.run_spec(make_drafter(ctx, drafter), warm, 4, 16, cfg.modes["greedy"], 0, record=False,
                          policy="adaptive")

@@ -161,6 +161,8 @@ def test_no_build_module_imports_torch_at_import_time():
 @pytest.mark.real
 @pytest.mark.build
 def test_quick_run_end_to_end_is_valid_and_resumable(tmp_path):
+    from specdec_site.config import QUICK
+
     first = run("--quick", "--out", str(tmp_path), "--device", "cpu", timeout=2400)  # ~5 min alone
     assert first.returncode == 0, first.stderr[-3000:]
     assert "[build] summary:" in first.stdout
@@ -174,6 +176,7 @@ def test_quick_run_end_to_end_is_valid_and_resumable(tmp_path):
     sweep_shares_the_matrix_runs(policies)
     for domain in policies["domains"].values():
         for row in domain["rows"]:
+            assert row["prompt_tokens"] <= QUICK.policy_prompt_cap  # the quick build's prompts are cut (config.py)
             assert all(v["same_output"] for name, v in row["variants"].items() if not name.startswith("hf_")), row
             assert row["sampled"]["variants"]["adaptive"]["speedup"] > 0
     exact = json.loads((tmp_path / "exactness.json").read_text())
@@ -275,7 +278,9 @@ def test_committed_speedups_over_hf_compare_equal_work():
             for row in (r for r in domain["rows"] if hf in r["variants"]):
                 assert row["variants"][hf]["same_output"], (row["prompt"], hf)
                 divided += 1
-    assert divided >= 2 * 20  # HF's defaults with the int8 draft run on every prompt of the core set
+    from specdec_site.config import FULL
+
+    assert divided >= sum(FULL.core_prompts.values())  # HF's defaults with the int8 draft run on every core prompt
 
 
 def test_split_at_cap_keeps_every_token_in_the_fewest_steps():
