@@ -42,7 +42,7 @@ FULL = BuildConfig()
 QUICK = BuildConfig(
     trace_prompts={"code": 1, "prose": 1}, trace_tokens=4, adaptive_trace_k=4,
     sweep_ks=(1, 2), fixed_k=2, exact_samples=300, mutation_sampled_runs=200, policy_prompts={"code": 1, "prose": 1},
-    core_prompts={"code": 2, "prose": 2}, policy_tokens=8, policy_prompt_cap=24, quick=True,
+    core_prompts={"code": 2, "prose": 2}, policy_tokens=8, policy_prompt_cap=12, quick=True,
 )
 
 

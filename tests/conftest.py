@@ -20,7 +20,7 @@ TIERS = {
     "real": "SPECDEC_RUN_REAL",  # loads the real default pair (the [models] extra; converted once, 2-4 min)
     "build": "SPECDEC_RUN_BUILD",  # the --quick build end to end (the real pair, in child processes)
     "browser": "SPECDEC_RUN_BROWSER",  # the site built with mkdocs and driven in Chromium
-    "slow": "SPECDEC_RUN_SLOW",  # statistics at full power (>= 10^4 sequences), the full-size mutation table
+    "slow": "SPECDEC_RUN_SLOW",  # statistics at full power (3000 to 10^4 sequences)
 }
 
 
