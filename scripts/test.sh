@@ -2,16 +2,22 @@
 # Install everything (scripts/install.sh) and run the whole test suite, offline: every tier (RUN_SLOW=1; plain
 # `pytest` is the fast tier alone, tests/conftest.py).
 #
-# Two pytest processes side by side, one per core of a 2-core machine, each on one torch thread:
-#   - the tests that load the real model pair (`-m real`: the --quick build end to end, whose build runs in
-#     child processes, then the real-pair greedy checks, which load the pair in this process last);
-#   - all the others (the fast tier, the slow statistics, the site in a browser).
+# Two chains side by side, one per core of a 2-core machine, each on one torch thread:
+#   - convert the default target (once per machine; a cached conversion is only checked), then the tests that
+#     load the real model pair (`-m real`: the --quick build end to end, whose build runs in child processes,
+#     then the real-pair greedy checks, which load the pair in this process last);
+#   - convert the default draft, then all the other tests (the fast tier, the slow statistics, the site in a
+#     browser), which start as soon as the draft is converted.
+# The two conversions are independent (a model each), so they run on a core each rather than one after the
+# other inside the first build (about 1 min less on the longer chain); the real-pair tests start once both are done.
 # One thread each: decoding one token is a matrix-vector product bound by memory bandwidth, as fast on one
 # thread as on two here; two processes with two OpenMP threads each on two cores made the threads wait for
-# each other at every product (the --quick build took over twice as long and hit its timeout).
+# each other at every product (the --quick build took over twice as long and hit its timeout). When the other
+# tests are done, the real-pair process takes every core for its remaining tests (SPECDEC_TEST_CORES_FREE,
+# tests/conftest.py).
 # Not pytest-xdist: its workers are scheduled without regard to memory; the real-pair tests and the --quick
 # build each hold the pair (about 9 GB), and two workers running them side by side would hold it twice. Here
-# they run one after the other, and the other half stays under about 1 GB.
+# they run one after the other, and the other chain stays under about 4 GB (the draft's conversion), then 1 GB.
 #
 # Arguments go to both halves (e.g. -x, -ra, -k NAME, a test file); a half that selects no test is not a
 # failure. The exit status is non-zero when either half fails. SPECDEC_TEST_SERIAL=1: one plain pytest run
@@ -27,13 +33,29 @@ fi
 export OMP_NUM_THREADS=1
 logs=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$logs"' EXIT
-.venv/bin/python -m pytest -m real "$@" >"$logs/real.log" 2>&1 &
-real_pid=$!
+
+convert() {  # one model of the default pair into the model cache; on a failure the real-pair tests fail too, saying why
+  .venv/bin/python -c "import sys, specdec.models as m; m.converted_folder(m.PYPI_SOURCES[getattr(m, sys.argv[1])])" \
+    "$1" >"$logs/convert-$1.log" 2>&1 || { echo "test.sh: converting $1 failed:"; tail -5 "$logs/convert-$1.log"; }
+  echo "$SECONDS" >"$logs/convert-$1.end"
+}
+SECONDS=0  # the chains' times, from here
+convert DEFAULT_DRAFT &
+draft_pid=$!
+convert DEFAULT_TARGET &
+target_pid=$!
+
+wait "$draft_pid"
 set +e
-.venv/bin/python -m pytest -m "not real" "$@" 2>&1 | tee "$logs/rest.log"
-rest=${PIPESTATUS[0]}
-wait "$real_pid"
+(.venv/bin/python -m pytest -m "not real" "$@"; echo $? >"$logs/rest.status"; echo "$SECONDS" >"$logs/rest.done") 2>&1 \
+  | tee "$logs/rest.log" &
+rest_pid=$!
+wait "$target_pid"
+SPECDEC_TEST_CORES_FREE="$logs/rest.done" .venv/bin/python -m pytest -m real "$@" >"$logs/real.log" 2>&1
 real=$?
+real_end=$SECONDS
+wait "$rest_pid"
+rest=$(cat "$logs/rest.status" 2>/dev/null || echo 1)
 set -e
 echo
 echo "================ tests that load the real model pair (pytest -m real) ================"
@@ -43,4 +65,7 @@ if [ "$real" = 5 ] && [ "$rest" = 5 ]; then exit 5; fi
 [ "$real" = 5 ] && real=0
 [ "$rest" = 5 ] && rest=0
 echo "test.sh: real-pair half exit $real, other half exit $rest"
+echo "test.sh: seconds from the start: draft converted at $(cat "$logs/convert-DEFAULT_DRAFT.end"), target at" \
+  "$(cat "$logs/convert-DEFAULT_TARGET.end"); other half done at $(cat "$logs/rest.done" 2>/dev/null || echo '?')," \
+  "real-pair half at $real_end"
 [ "$real" = 0 ] && [ "$rest" = 0 ]

@@ -28,6 +28,18 @@ def tier_on(marker: str) -> bool:
     return os.environ.get("RUN_SLOW") == "1" or os.environ.get(TIERS[marker]) == "1"
 
 
+def pytest_runtest_setup(item):
+    """scripts/test.sh runs two pytest processes on one torch thread each; the real-pair one is told, by a file that
+    appears when the other one is done (SPECDEC_TEST_CORES_FREE), that every core is its own from then on."""
+    flag = os.environ.get("SPECDEC_TEST_CORES_FREE")
+    if flag and os.path.exists(flag):
+        import torch
+
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        if torch.get_num_threads() < cores:
+            torch.set_num_threads(cores)
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         for marker in TIERS:
