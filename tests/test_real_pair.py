@@ -28,7 +28,11 @@ PROMPTS = {
     "code-completion": {"kind": "completion", "text": "def is_prime(n: int) -> bool:\n    \"\"\"Return True if n is a prime number.\"\"\"\n"},
     "code-chat": {"kind": "chat", "text": "Write a Python function that reverses a string."},
     "prose": {"kind": "completion", "text": "The old lighthouse keeper climbed the stairs one last time. Outside, the storm"},
+    # the policy x drafter grid's: the target copies from the prompt, so the n-gram drafter's tokens are accepted
+    # as well as rejected (on code-chat it drafted 8 tokens and had none accepted: only the rejection path)
+    "copy-chat": {"kind": "chat", "text": "Repeat this line exactly: for i in range(10): print(i * i)"},
 }
+K_GRID_PROMPTS = ("code-completion", "code-chat", "prose")
 NEW_TOKENS = 14
 
 
@@ -60,7 +64,7 @@ def test_pair_shares_one_tokenizer_and_vocab(pair):
 
 
 @pytest.mark.parametrize("k", [1, 4, 8])
-@pytest.mark.parametrize("name", list(PROMPTS))
+@pytest.mark.parametrize("name", K_GRID_PROMPTS)
 def test_greedy_speculative_equals_greedy_target(pair, greedy_reference, name, k):
     target, draft = pair
     ids = encode(target.tokenizer, name)
@@ -77,12 +81,19 @@ def test_greedy_equality_for_every_policy_and_drafter(pair, greedy_reference, po
     target, draft = pair
     int8 = _int8(draft)
     make = {"int8": lambda: int8, "ngram": NgramDrafter, "hybrid": lambda: HybridDrafter(int8)}[drafter]
-    ids = encode(target.tokenizer, "code-chat")
+    ids = encode(target.tokenizer, "copy-chat")
     out, trace = speculative_generate(target.model, make(), ids, max_new_tokens=NEW_TOKENS, k=16 if policy == "adaptive" else 4,
                                       temperature=0, generator=torch.Generator(), policy=policy, record=True,
                                       check_cache_invariant=True)
-    assert out.tolist() == greedy_reference["code-chat"], (policy, drafter)
+    assert out.tolist() == greedy_reference["copy-chat"], (policy, drafter)
     assert trace.policy == policy
+    # both paths of the rule ran: some drafted tokens accepted (the n-gram's own, for the drafters that use it; the
+    # hybrid's model drafted too, where no n-gram matched), some rejected
+    drafted = {s.source for s in trace.steps if s.k > 0}
+    assert drafted == {"int8": {"model"}, "ngram": {"ngram"}, "hybrid": {"ngram", "model"}}[drafter], (policy, drafted)
+    source = "model" if drafter == "int8" else "ngram"
+    assert sum(s.n_accepted for s in trace.steps if s.source == source) > 0, (policy, drafter)
+    assert trace.n_accepted < trace.n_drafted, (policy, drafter)
 
 
 _INT8 = {}
