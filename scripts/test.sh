@@ -9,7 +9,7 @@
 #   - convert the default draft, then all the other tests (the fast tier, the slow statistics, the site in a
 #     browser), which start as soon as the draft is converted.
 # The two conversions are independent (a model each), so they run on a core each rather than one after the
-# other inside the first build (the real-pair chain took 674-732 s that way, 541-557 s this way: README); the
+# other inside the first build (the real-pair chain took 674-732 s that way, 541-623 s this way: README); the
 # real-pair tests start once both are done.
 # One thread each: decoding one token is a matrix-vector product bound by memory bandwidth, as fast on one
 # thread as on two here; two processes with two OpenMP threads each on two cores made the threads wait for
