@@ -12,4 +12,4 @@ import sys
 from specdec_site.cli import entry
 
 if __name__ == "__main__":
-    sys.exit(entry())
+    sys.exit(entry(prog="python scripts/build_data.py"))

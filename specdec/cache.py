@@ -57,6 +57,18 @@ class CachedLM:
             self.cache.crop(-extra)
 
 
+def grown(buffer: torch.Tensor, size: int, dim: int = 0) -> torch.Tensor:
+    """`buffer`, or a copy at least twice as long along `dim`, with room for `size` entries there: buffers grow
+    with what a run makes, never with what it may make."""
+    if buffer.shape[dim] >= size:
+        return buffer
+    shape = list(buffer.shape)
+    shape[dim] = max(size, 2 * shape[dim])
+    bigger = buffer.new_empty(shape)
+    bigger.narrow(dim, 0, buffer.shape[dim]).copy_(buffer)
+    return bigger
+
+
 def check_logits(logits: torch.Tensor, role: str) -> None:
     """NaN or +inf logits (broken weights, overflow in half precision) are an error, never a token.
 

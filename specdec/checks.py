@@ -29,6 +29,18 @@ def as_int(value, rule: str) -> int:
     raise ArgumentError(f"{rule}, got {type(value).__name__} {value!r}")
 
 
+def as_real(value, rule: str) -> float:
+    """`value` as a Python float: an int or float, a NumPy scalar or 0-d array, or a 0-d tensor, never a bool or a
+    string ("0.5" is an ArgumentError saying `rule`). NaN and inf pass: the caller says which range it wants."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, torch.Tensor) and value.dim() == 0 and (value.dtype.is_floating_point or value.dtype in _INT_DTYPES):
+        return float(value)
+    if type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0 and value.dtype.kind in "iuf":
+        return float(value)
+    raise ArgumentError(f"{rule}, got {type(value).__name__} {value!r}")
+
+
 def as_count(value, rule: str, low: int, high: int | None = None) -> int:
     """An integer in [low, high] (high None: no upper bound), or an ArgumentError saying `rule`."""
     n = as_int(value, rule)
@@ -43,10 +55,19 @@ def eos_set(eos_token_id) -> set[int]:
         return set()
     if isinstance(eos_token_id, (str, bytes)):
         raise ArgumentError(f"eos_token_id must be an id or a list of ids, got the string {eos_token_id!r}")
-    if isinstance(eos_token_id, Iterable) and not (isinstance(eos_token_id, torch.Tensor) and eos_token_id.dim() == 0):
+    # a 0-d tensor or NumPy array is iterable by type but holds one id
+    if isinstance(eos_token_id, Iterable) and getattr(eos_token_id, "ndim", None) != 0:
         ids = list(eos_token_id.tolist() if isinstance(eos_token_id, torch.Tensor) else eos_token_id)
         return {as_count(t, "each eos_token_id must be an id >= 0", 0) for t in ids}
     return {as_count(eos_token_id, "eos_token_id must be an id >= 0 or a list of ids", 0)}
+
+
+def check_eos_ids(eos: set[int], vocab_size: int) -> None:
+    """Every end-of-sequence id must be one the model can emit: an id >= V would never stop anything, silently."""
+    outside = sorted(t for t in eos if t >= vocab_size)
+    if outside:
+        raise ArgumentError(f"eos_token_id {outside[0]} is outside the vocabulary [0, {vocab_size}): it could never be "
+                            "generated, so it would never stop a sequence")
 
 
 def check_generator(generator) -> torch.Generator:

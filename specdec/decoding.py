@@ -18,8 +18,8 @@ from dataclasses import asdict, dataclass, field
 
 import torch
 
-from .cache import CachedLM, assert_cache_invariant, input_size, output_size
-from .checks import ArgumentError, as_count, check_generator, eos_set
+from .cache import CachedLM, assert_cache_invariant, grown, input_size, output_size
+from .checks import ArgumentError, as_count, check_eos_ids, check_generator, eos_set
 from .drafters import Drafter, Proposal, as_drafter
 from .policies import DraftPolicy, StepOutcome, make_policy
 from .sampling import SamplingConfig, probs_from_logits, sample
@@ -130,6 +130,18 @@ def _resolve_policy(policy, k) -> DraftPolicy:
     if k is None:
         raise ArgumentError(f"{K_RULE}: pass k with a policy name ({policy!r})")
     return make_policy(policy, as_count(k, K_RULE, 1))
+
+
+INITIAL_NEW_TOKENS = 256  # room for this many new tokens at first; the buffer doubles when a run makes more
+
+
+def new_sequence_buffer(input_ids: torch.Tensor, max_new_tokens: int) -> torch.Tensor:
+    """(1, n_prompt + room) int64, the prompt written: room for what a run usually makes, not for max_new_tokens
+    (10**12 would ask for terabytes before the first token); `grown` makes room as the run goes."""
+    n_prompt = input_ids.shape[1]
+    seq = torch.empty(1, n_prompt + min(max_new_tokens, INITIAL_NEW_TOKENS), dtype=torch.int64, device=input_ids.device)
+    seq[:, :n_prompt] = input_ids
+    return seq
 
 
 def _cut_at_eos(tokens: list[int], eos: set[int]) -> tuple[list[int], bool]:
@@ -277,10 +289,18 @@ def speculative_generate(
     `draft` is a model or a Drafter (`NgramDrafter()`, `HybridDrafter(model)`); `policy` ("fixed",
     "confidence", "heuristic", "adaptive" or a DraftPolicy) chooses how many of the k to draft each step.
     With a policy name, k is required; a DraftPolicy object carries its own k, and `k` must then be None or
-    the same. `generator` (a torch.Generator) drives every random draw, so a run replays exactly.
+    the same. `generator` (a torch.Generator) drives every random draw, so a run replays exactly with the same
+    generator seed, models and arguments, on one condition: the policy must not read wall-clock timings.
+    "adaptive" measures its costs as it runs, so under timing jitter two runs can draft different lengths and,
+    when sampling, draw different tokens (each run still exact in distribution); pin its costs,
+    `AdaptivePolicy(k, draft_cost=..., verify_slope=...)`, for a run that replays. The other policies never read
+    timings.
     Returns the new tokens (1-D int64 tensor); with record=True, (tokens, GenerationTrace).
     The output is distributed exactly as target sampling with the same temperature/top-k/top-p, and
-    at temperature 0 equals greedy decoding of the target token for token, for every drafter and policy.
+    at temperature 0 equals greedy decoding of the target token for token, for every drafter and policy, up to
+    floating point: the target scores k + 1 positions in one pass where greedy decoding scores one, and the two
+    passes' logits can differ in the last bits, so two tokens whose logits are that close may be
+    ordered differently (the math page's caveat; none of the committed greedy runs differed).
     """
     # Arguments are checked before any model work.
     input_ids, max_new_tokens = _check_inputs(input_ids, max_new_tokens)
@@ -292,14 +312,15 @@ def speculative_generate(
     device = input_ids.device
     eos = eos_set(eos_token_id)
     V = resolve_vocab_size(target, drafter.model, vocab_size)
+    check_eos_ids(eos, V)
     _check_ids(input_ids, target, drafter.model)
     target_lm = CachedLM(target, V, "target")
     drafter.start(V)
 
     n_prompt = input_ids.shape[1]
-    # One buffer for the whole sequence; n = tokens so far. Drafts are written after position n.
-    seq = torch.empty(1, n_prompt + max_new_tokens + policy.k + 1, dtype=torch.int64, device=device)
-    seq[:, :n_prompt] = input_ids
+    # One buffer for the whole sequence; n = tokens so far. Drafts are written after position n. It grows as
+    # tokens are made (a huge max_new_tokens or k costs nothing up front); a step writes at most n + k_step + 1.
+    seq = new_sequence_buffer(input_ids, max_new_tokens)
     n = n_prompt
     trace = GenerationTrace(k=policy.k, sampling=asdict(config), prompt_length=n_prompt, policy=policy.name,
                             drafter=drafter.name) if record else None
@@ -314,6 +335,7 @@ def speculative_generate(
         check_proposal(proposal, budget, V, drafter.name)
         draft_tokens = proposal.tokens  # (k_step,)
         k_step = draft_tokens.shape[0]
+        seq = grown(seq, n + k_step + 1, dim=1)  # the drafts, then at most one token more
         seq[0, n : n + k_step] = draft_tokens
         draft_seconds = timer.lap()
         # 2. One target pass scores the last real token and all drafts: p_target (k_step + 1, V).
@@ -392,12 +414,14 @@ def autoregressive_generate(
     check_generator(generator)
     eos = eos_set(eos_token_id)
     _check_ids(input_ids, target)
-    lm = CachedLM(target, resolve_vocab_size(target, None, vocab_size), "target")
+    V = resolve_vocab_size(target, None, vocab_size)
+    check_eos_ids(eos, V)
+    lm = CachedLM(target, V, "target")
     n_prompt = input_ids.shape[1]
-    seq = torch.empty(1, n_prompt + max_new_tokens, dtype=torch.int64, device=input_ids.device)
-    seq[:, :n_prompt] = input_ids
+    seq = new_sequence_buffer(input_ids, max_new_tokens)
     n = n_prompt
     while n - n_prompt < max_new_tokens:
+        seq = grown(seq, n + 1, dim=1)
         p = probs_from_logits(lm.logits(seq[:, :n], 1)[0], config)  # (V,)
         seq[0, n] = sample(p, generator)
         n += 1

@@ -20,9 +20,11 @@ from dataclasses import dataclass
 
 import torch
 
-from .cache import CachedLM
+from .cache import CachedLM, grown
 from .checks import as_count
 from .sampling import SamplingConfig, probs_from_logits, sample
+
+DRAFT_ROOM = 64  # draft rows allocated at the start of a step (a q row is V floats: 0.6 MB for this vocabulary)
 
 
 @dataclass
@@ -85,11 +87,13 @@ class ModelDrafter(Drafter):
 
     def propose(self, context, budget, config, generator, policy) -> Proposal:
         start = context.shape[1]
-        seq = torch.empty(1, start + budget, dtype=torch.int64, device=context.device)  # context, then the drafts
+        room = min(budget, DRAFT_ROOM)  # the buffers grow past it only when a policy keeps drafting (huge k)
+        seq = torch.empty(1, start + room, dtype=torch.int64, device=context.device)  # context, then the drafts
         seq[:, :start] = context
-        q_draft = torch.empty(budget, self.lm.vocab_size, dtype=torch.float32, device=context.device)
+        q_draft = torch.empty(room, self.lm.vocab_size, dtype=torch.float32, device=context.device)
         confidences, n = [], 0
         while n < budget:
+            seq, q_draft = grown(seq, start + n + 1, dim=1), grown(q_draft, n + 1, dim=0)
             logits = self.lm.logits(seq[:, : start + n], 1)  # (1, V)
             q_draft[n] = probs_from_logits(logits[0], config)
             seq[0, start + n] = sample(q_draft[n], generator)  # drawn from exactly the q reported

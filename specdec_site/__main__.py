@@ -4,4 +4,4 @@ import sys
 
 from .cli import entry
 
-sys.exit(entry())
+sys.exit(entry(prog="python -m specdec_site"))

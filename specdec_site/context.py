@@ -6,6 +6,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+FLOAT_LABELS = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}  # weight dtype -> a draft's label
+
 
 class BuildError(Exception):
     """A clear, user-facing failure (bad argument, missing package, bad model pair)."""
@@ -61,12 +63,18 @@ class BuildContext:
         return self.loaded["drafts"]
 
     @property
+    def float_draft_name(self) -> str:
+        """The unquantized draft's label, by its weights' dtype: fp32, bf16 or fp16 (drafts["fp32"] is that draft)."""
+        return FLOAT_LABELS.get(str(self.dtype).removeprefix("torch."), str(self.dtype).removeprefix("torch."))
+
+    @property
     def default_draft_name(self) -> str:
-        return "int8" if self.int8 else "fp32"
+        """The default draft's label, as artifacts record it: int8, or the float draft's dtype."""
+        return "int8" if self.int8 else self.float_draft_name
 
     @property
     def default_draft(self):
-        return self.drafts[self.default_draft_name]
+        return self.drafts["int8" if self.int8 else "fp32"]
 
     @property
     def kernels(self) -> str:

@@ -62,11 +62,23 @@ def device_name(device) -> str:
     return platform.processor() or "cpu"
 
 
-def metadata(ctx, stage: str, config: dict, with_models: bool) -> dict:
+def command_line() -> str:
+    """The command that is running, as a user would type it again: `python -m specdec_site ...` for the package's
+    entry (its argv[0] is the file specdec_site/__main__.py), `python scripts/build_data.py ...` for the script."""
+    entry = ("-m", "specdec_site") if sys.argv[0].endswith("__main__.py") else (os.path.relpath(sys.argv[0], ROOT),)
+    return "python " + " ".join(shlex.quote(a) for a in [*entry, *sys.argv[1:]])
+
+
+def metadata(ctx, stage: str, config: dict, with_models: bool, on_build_device: bool = True) -> dict:
+    """The artifact's provenance. A stage that does not run on the build's device (tiny models, the notebook's
+    default pair) records where it did run: the CPU, in float32."""
     import torch
     import transformers
 
     import specdec
+
+    device = ctx.device if on_build_device else torch.device("cpu")
+    dtype = ctx.dtype if on_build_device else torch.float32
 
     models = None
     if with_models:
@@ -80,17 +92,17 @@ def metadata(ctx, stage: str, config: dict, with_models: bool) -> dict:
         "models": models,
         "versions": {"specdec": specdec.__version__, "torch": torch.__version__,
                      "transformers": transformers.__version__, "python": platform.python_version()},
-        "device": {"type": ctx.device.type, "name": device_name(ctx.device), "threads": torch.get_num_threads(),
+        "device": {"type": device.type, "name": device_name(device), "threads": torch.get_num_threads(),
                    "platform": platform.platform(),
                    # the instruction set PyTorch's CPU kernels dispatch to (e.g. AVX512): one CPU name can hide
                    # two hosts whose speed and near-ties differ
                    "capability": torch.backends.cpu.get_cpu_capability()},
-        "dtype": str(ctx.dtype).removeprefix("torch."),
+        "dtype": str(dtype).removeprefix("torch."),
         "kernels": ctx.kernels,
         "draft_variant": ctx.default_draft_name,
         "seed": ctx.seed,
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "command": "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(sys.argv[0], ROOT), *sys.argv[1:]]),
+        "command": command_line(),
         "git": git_state(),
         "code_sha256": None,  # cli.py: freshness.code_hash(), over every stage's code
         "seconds": None,

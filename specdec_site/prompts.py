@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
+
 # Broad sets, not chosen for speed. kind "chat" goes through the chat template.
 PROMPTS = {
     "code": [
@@ -21,9 +25,14 @@ PROMPTS = {
 }
 
 
+def has_chat_template(tokenizer) -> bool:
+    return bool(getattr(tokenizer, "chat_template", None))
+
+
 def prompt_text(tokenizer, prompt: dict) -> str:
-    """The text the model sees: chat prompts through the tokenizer's chat template, others as they are."""
-    if prompt["kind"] == "chat":
+    """The text the model sees: chat prompts through the tokenizer's chat template, others as they are (a chat
+    prompt too, when the tokenizer has no chat template: a base model's pair; the run records it)."""
+    if prompt["kind"] == "chat" and has_chat_template(tokenizer):
         return tokenizer.apply_chat_template([{"role": "user", "content": prompt["text"]}], tokenize=False,
                                              add_generation_prompt=True)
     return prompt["text"]
@@ -38,3 +47,67 @@ def eos_ids(tokenizer) -> list[int]:
     """End-of-sequence and end-of-turn ids: where a user's generation would stop."""
     ids = {tokenizer.eos_token_id} | {tokenizer.convert_tokens_to_ids(t) for t in ("<|im_end|>", "<|endoftext|>")}
     return sorted(i for i in ids if isinstance(i, int) and i >= 0 and i != tokenizer.unk_token_id)
+
+
+USER_DOMAIN = "custom"  # the domain of a prompt that names none
+PROMPT_KINDS = ("completion", "chat")
+PROMPT_ID = re.compile(r"[A-Za-z0-9._-]{1,80}")
+
+
+class PromptError(ValueError):
+    """A prompt file or a --prompt that cannot be used; the message says where and why."""
+
+
+def user_prompts(texts: list[str], files: list[str]) -> dict | None:
+    """The prompt table of --prompt TEXT (each a completion in the domain "custom") and --prompts FILE (a .jsonl file:
+    one {"text", "domain"?, "kind"?, "id"?} per line; any other file: its whole text is one completion prompt), in
+    the order given; None if neither was given. Ids are made unique; an empty text is an error."""
+    rows = [(f"--prompt #{i}", {"text": t}) for i, t in enumerate(texts, 1)]
+    for name in files:
+        path = Path(name).expanduser()
+        try:
+            content = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            raise PromptError(f"--prompts {name}: cannot read it ({err})") from None
+        if path.suffix != ".jsonl":
+            rows.append((f"--prompts {name}", {"text": content, "id": path.stem}))
+            continue
+        for n, line in enumerate(content.splitlines(), 1):
+            if line.strip():
+                try:
+                    rows.append((f"--prompts {name}:{n}", json.loads(line)))
+                except ValueError as err:
+                    raise PromptError(f"--prompts {name}:{n}: not JSON ({err})") from None
+    if not rows:
+        return None
+    table: dict = {}
+    for where, row in rows:
+        table.setdefault(check_prompt(where, row), []).append(row)
+    seen: set = set()
+    for domain, prompts in table.items():
+        for i, prompt in enumerate(prompts, 1):
+            base = prompt.get("id") or f"{domain}-{i}"
+            pid, n = base, 1
+            while pid in seen:
+                n += 1
+                pid = f"{base}-{n}"
+            seen.add(pid)
+            prompts[i - 1] = {"id": pid, "kind": prompt.get("kind", "completion"), "text": prompt["text"]}
+    return table
+
+
+def check_prompt(where: str, row) -> str:
+    """The prompt's domain, or a PromptError naming `where`."""
+    if not isinstance(row, dict):
+        raise PromptError(f"{where}: a prompt is a JSON object with a \"text\", got {type(row).__name__}")
+    unknown = set(row) - {"text", "domain", "kind", "id"}
+    if unknown:
+        raise PromptError(f"{where}: unknown field(s) {', '.join(sorted(unknown))} (a prompt has text, domain, kind, id)")
+    if not isinstance(row.get("text"), str) or not row["text"].strip():
+        raise PromptError(f"{where}: the prompt's text is missing or empty")
+    if row.get("kind", "completion") not in PROMPT_KINDS:
+        raise PromptError(f"{where}: kind must be one of {', '.join(PROMPT_KINDS)}, got {row.get('kind')!r}")
+    for field in ("domain", "id"):
+        if field in row and not (isinstance(row[field], str) and PROMPT_ID.fullmatch(row[field])):
+            raise PromptError(f"{where}: {field} must be 1-80 letters, digits, '.', '_' or '-', got {row[field]!r}")
+    return row.get("domain", USER_DOMAIN)

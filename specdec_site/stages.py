@@ -53,6 +53,7 @@ class Stage:
     embed: Callable[[dict, dict], dict] = _embed_top  # (content, metadata) -> the JSON written
     read_meta: Callable[[dict], dict] = _meta_top  # written JSON -> its metadata
     models: bool = True  # needs the real pair (loaded on first use)
+    on_build_device: bool = True  # runs on --device (False: on the CPU, as its metadata then says)
     inputs: tuple = ()  # files whose sha256 enters the config hash
     code_inputs: tuple = ()  # paths (from the root) of inputs that run code, a notebook: their imports enter the code digest
 
@@ -60,9 +61,11 @@ class Stage:
 STAGES = {
     "traces": Stage("traces", traces_stage.run, _json_path("traces")),
     "policies": Stage("policies", policies_stage.run, _json_path("policies")),
-    "exactness": Stage("exactness", exactness_stage.run, _json_path("exactness"), models=False),
+    # tiny random models, on the CPU whatever the build's device (too small for a GPU to help)
+    "exactness": Stage("exactness", exactness_stage.run, _json_path("exactness"), models=False, on_build_device=False),
+    # the walkthrough loads the default pair itself, on the CPU (a reader runs it on a laptop)
     "notebook": Stage("notebook", notebook_stage.run, notebook_path, _embed_notebook, _meta_notebook, models=False,
-                      inputs=(NOTEBOOK_SOURCE,), code_inputs=("notebooks/walkthrough.ipynb",)),
+                      on_build_device=False, inputs=(NOTEBOOK_SOURCE,), code_inputs=("notebooks/walkthrough.ipynb",)),
 }
 # stage -> its module, the root of its code digest (freshness.stage_files)
 STAGE_MODULES = {name: f"specdec_site/{stage.run.__module__.rsplit('.', 1)[-1]}.py" for name, stage in STAGES.items()}

@@ -75,4 +75,5 @@ def summarize_sweep(domain: str, sampling: dict, n: int, prompts: list[str], bas
                  for k, (times, traces) in sorted(runs.items())],
         "greedy_equal_all": all(greedy_equal),
         "greedy_runs_checked": len(greedy_equal),
+        "greedy_runs_equal": sum(greedy_equal),
     }

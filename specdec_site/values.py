@@ -55,6 +55,18 @@ def _trace_greedy_equal(a):
     return f"{sum(bool(r['equals_target_greedy']) for r in runs)} of {len(runs)}"
 
 
+def _greedy_runs_diverged(a):
+    """How many of the build's greedy real-pair runs differed from the target's own greedy output, "D of N": the
+    traces, the sweep's runs and every policy and drafter's run (HF's runs are not this decoder's)."""
+    checks = [bool(r["equals_target_greedy"]) for r in a["traces"]["runs"] if r["mode"] == "greedy"]
+    for sweep in a["policies"]["sweeps"]:
+        equal = sweep["greedy_runs_equal"]
+        checks += [True] * equal + [False] * (sweep["greedy_runs_checked"] - equal)
+    checks += [v["same_output"] for d in a["policies"]["domains"].values() for r in d["rows"]
+               for name, v in r["variants"].items() if name not in HF_VARIANTS]
+    return f"{len(checks) - sum(checks)} of {len(checks)}"
+
+
 def _rule(rule: str, what: Callable):
     return lambda a: what(a["exactness"]["rules"][rule])
 
@@ -576,6 +588,7 @@ VALUES: dict[str, Callable] = {
     "pol_code_best_target_over_oracle": lambda a: fmt(BEST_DRAFTER_TARGET / statistics.median(_best_oracle_speedups(a, "code"))),
     # traces
     "trace_greedy_equal": _trace_greedy_equal,
+    "greedy_runs_diverged": _greedy_runs_diverged,
     "trace_k": _fixed_trace_k,
     "trace_runs": lambda a: len(a["traces"]["runs"]),
     # exactness

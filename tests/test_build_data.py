@@ -68,8 +68,8 @@ def test_unknown_model_fails_cleanly_and_leaves_artifacts_alone(tmp_path):
     (tmp_path / "traces.json").write_text('{"keep": true}')
     result = run("--target", "no-such-org/no-such-model", "--quick", "--out", str(tmp_path), "--stages", "traces")
     assert result.returncode == 2
-    assert "cannot load model 'no-such-org/no-such-model'" in result.stderr
-    assert "Traceback" not in result.stderr
+    assert "--target: the target 'no-such-org/no-such-model' is a hub id" in result.stderr
+    assert "the local hub cache has no copy of it" in result.stderr and "Traceback" not in result.stderr
     assert json.loads((tmp_path / "traces.json").read_text()) == {"keep": True}
 
 

@@ -377,3 +377,181 @@ def test_bench_kernels_checks_its_arguments_before_loading_a_model(argv, monkeyp
     with pytest.raises(SystemExit) as exit_info:
         bench_kernels.main(argv)
     assert exit_info.value.code == 2 and "--reps must be >= 3" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- issue 34: the edges that lost data or hours
+
+
+def committed_digests() -> dict:
+    from specdec.fileio import sha256_file
+
+    return {p: sha256_file(p) for p in sorted((ROOT / "docs" / "data").rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--out", ""], "--out is empty"),
+    (["--out", "   "], "--out is empty"),
+    (["--quick"], "--quick make(s) data other than the committed configuration's: give --out FOLDER"),
+    (["--target", "qwen2.5-coder-0.5b-instruct-q4_k_m"], "--target make(s) data other than"),
+    (["--quick", "--out", "docs/data/cpu"], "is the committed data"),
+    (["--quick", "--out", str(ROOT / "docs" / "data" / "cuda")], "is the committed data"),
+    (["--draft", "/nonexistent", "--out", "{tmp}"], "--draft: the draft folder '/nonexistent' does not exist"),
+    (["--target", "/nonexistent", "--out", "{tmp}"], "--target: the target folder '/nonexistent' does not exist"),
+    (["--target", "./no/such/folder", "--out", "{tmp}"], "does not exist"),
+    (["--draft", "{file}", "--out", "{tmp}"], "is a file; a local model is a folder"),
+    (["--draft", "{tmp}", "--out", "{tmp}"], "has no config.json"),
+    (["--target", "org/x", "--out", "{tmp}"], "HF_HUB_OFFLINE is set and the local hub cache has no copy of it"),
+    (["--target", "not an id!", "--out", "{tmp}"], "nor a well-formed hub id"),
+    (["--stages", "", "--out", "{tmp}"], "has an empty name"),
+    (["--stages", "traces,,exactness", "--out", "{tmp}"], "has an empty name"),
+    (["--k", "1e3", "--out", "{tmp}"], "argument --k: invalid int value: '1e3'"),
+    (["--temperature", "1e-39", "--out", "{tmp}"], "--temperature 1e-39 is too small to sample from"),
+])
+def test_unusable_out_or_model_fails_in_seconds_with_one_line_touching_nothing(args, message, tmp_path):
+    """`--out ''` once replaced the committed exactness.json; `--draft /nonexistent` converted the 1.5B target (1.1 GB
+    in the cache) before it looked for the draft. Now: exit 2 within 5 s, one line, the committed data and the model
+    cache (an empty SPECDEC_CACHE) untouched."""
+    (tmp_path / "file").write_text("x")
+    args = [a.format(tmp=tmp_path / "out", file=tmp_path / "file") for a in args]
+    (tmp_path / "out").mkdir()
+    cache = tmp_path / "cache"
+    before = committed_digests()
+    start = time.perf_counter()
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_data.py"), *args], capture_output=True, text=True, timeout=60, cwd=ROOT,
+                            env={**os.environ, "HF_HUB_OFFLINE": "1", "SPECDEC_CACHE": str(cache)})
+    assert time.perf_counter() - start < 5
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 1, result.stderr
+    assert lines[0].startswith("python scripts/build_data.py: error:") and message in lines[0], lines[0]
+    assert committed_digests() == before
+    assert not cache.exists() and not list((tmp_path / "out").iterdir())
+
+
+def test_each_stage_runs_once_in_the_order_given(tmp_path):
+    from specdec_site.cli import parse_args
+
+    args = parse_args(["--stages", "exactness, traces,exactness", "--out", str(tmp_path)])
+    assert args.stages == "exactness,traces"
+
+
+def test_the_module_entry_names_itself_in_usage_and_errors():
+    result = subprocess.run([sys.executable, "-m", "specdec_site", "--k", "x"], capture_output=True, text=True,
+                            timeout=60, cwd=ROOT, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert result.returncode == 2 and result.stderr.startswith("python -m specdec_site: error:")
+    help_text = subprocess.run([sys.executable, "-m", "specdec_site", "--help"], capture_output=True, text=True,
+                               timeout=60, cwd=ROOT).stdout
+    assert help_text.startswith("usage: python -m specdec_site") and "examples:" in help_text
+    for option in ("--device", "--seed", "--quick", "--out"):  # every option has its help
+        assert option in help_text
+    assert "about 45 min" in help_text
+
+
+def test_model_names_are_resolved_without_loading_anything(tmp_path, monkeypatch):
+    from specdec.sources import ModelLoadError, resolve_model
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "config.json").write_text("{}")
+    assert resolve_model(str(tmp_path / "m")).kind == "local"
+    assert resolve_model(models.DEFAULT_DRAFT).kind == "pypi"
+    for name, message in [("", "is empty"), ("/no/such", "does not exist"), ("~/no-such-folder-x", "does not exist"),
+                          ("a/b/c", "does not exist"), ("org/x", "local hub cache has no copy"),
+                          ("bad--id", "nor a well-formed hub id")]:
+        with pytest.raises(ModelLoadError, match=message):
+            resolve_model(name)
+    # online, the hub is asked once: unreachable is an error at once, not tens of seconds of retries
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    import huggingface_hub
+
+    def unreachable(self, repo_id, **kw):
+        raise ConnectionError("Name or service not known")
+
+    monkeypatch.setattr(huggingface_hub.HfApi, "model_info", unreachable)
+    with pytest.raises(ModelLoadError, match="the hub cannot be reached .*Name or service not known"):
+        resolve_model("org/x")
+
+
+@pytest.mark.parametrize("temperature", [1e-39, 1e-300, 5e-7])
+def test_a_temperature_too_small_to_sample_is_refused_naming_it(pair, temperature):
+    target, draft = pair
+    gen = torch.Generator().manual_seed(0)
+    message = f"temperature {temperature} is too small to sample from"
+    with pytest.raises(ValueError, match=message):
+        speculative_generate(target, draft, PROMPT, max_new_tokens=4, k=2, temperature=temperature, generator=gen)
+    with pytest.raises(ValueError, match=message):
+        autoregressive_generate(target, PROMPT, max_new_tokens=4, temperature=temperature, generator=gen)
+    from specdec.limits import MIN_TEMPERATURE  # the least that samples: it does
+
+    out = speculative_generate(target, draft, PROMPT, max_new_tokens=4, k=2, temperature=MIN_TEMPERATURE, generator=gen)
+    assert out.shape == (4,)
+
+
+def test_a_huge_k_or_max_new_tokens_allocates_for_what_is_made(pair):
+    """k = max_new_tokens = 10**12 asked the allocator for 8 TB before the first token. Every id is an EOS here, so
+    the run ends after its first token; a confidence threshold of 1 drafts one token per step."""
+    from specdec import ConfidencePolicy
+
+    target, draft = pair
+    every_id = list(range(12))
+    gen = torch.Generator().manual_seed(0)
+    out = speculative_generate(target, draft, PROMPT, max_new_tokens=10**12, k=None, temperature=1.0,
+                               policy=ConfidencePolicy(10**12, threshold=1.0), eos_token_id=every_id, generator=gen)
+    assert 1 <= out.shape[0] <= 2
+    out = autoregressive_generate(target, PROMPT, max_new_tokens=10**12, temperature=1.0, eos_token_id=every_id,
+                                  generator=gen)
+    assert out.shape == (1,)
+
+
+def test_growing_buffers_keep_greedy_equal_past_their_first_size(pair):
+    """Past the sequence buffer's first room (256 new tokens) and the drafter's (64 drafts in a step)."""
+    from specdec.decoding import INITIAL_NEW_TOKENS
+    from specdec.drafters import DRAFT_ROOM
+
+    target, draft = pair
+    n = INITIAL_NEW_TOKENS + 40
+    gen = torch.Generator().manual_seed(0)
+    reference = autoregressive_generate(target, PROMPT, max_new_tokens=n, temperature=0, generator=gen)
+    for k in (3, DRAFT_ROOM + 10):
+        out = speculative_generate(target, draft, PROMPT, max_new_tokens=n, k=k, temperature=0, generator=gen,
+                                   check_cache_invariant=True)
+        assert out.tolist() == reference.tolist()
+
+
+def test_grown_copies_and_doubles():
+    from specdec.cache import grown
+
+    t = torch.arange(6).reshape(2, 3)
+    assert grown(t, 3, dim=1) is t
+    bigger = grown(t, 4, dim=1)
+    assert bigger.shape == (2, 6) and bigger[:, :3].tolist() == t.tolist()
+    assert grown(t, 9, dim=0).shape == (9, 3)
+
+
+def test_scalars_of_every_kind_follow_the_one_rule(pair):
+    import numpy as np
+
+    from specdec import ConfidencePolicy, HeuristicPolicy, SamplingConfig
+    from specdec.policies import AdaptivePolicy
+
+    target, draft = pair
+    gen = torch.Generator().manual_seed(0)
+    # eos as a 0-d NumPy array ("iteration over a 0-d array" before) and top_k as a NumPy integer (refused before)
+    out = speculative_generate(target, draft, PROMPT, max_new_tokens=4, k=2, temperature=1.0, generator=gen,
+                               eos_token_id=np.array(2), top_k=np.int64(3))
+    assert out.shape[0] >= 1
+    assert SamplingConfig(np.float32(0.5), top_k=np.int64(3), top_p=np.float64(0.9)) == SamplingConfig(0.5, 3, 0.9)
+    # an EOS id the model cannot emit would never stop anything
+    for decode in (lambda: speculative_generate(target, draft, PROMPT, max_new_tokens=4, k=2, temperature=0,
+                                                generator=gen, eos_token_id=100),
+                   lambda: autoregressive_generate(target, PROMPT, max_new_tokens=4, temperature=0, generator=gen,
+                                                   eos_token_id=[1, 100])):
+        with pytest.raises(ValueError, match=r"eos_token_id 100 is outside the vocabulary \[0, 12\)"):
+            decode()
+    for make, message in [(lambda: ConfidencePolicy(4, "0.5"), "threshold must be a number in"),
+                          (lambda: ConfidencePolicy(4, 1.5), r"threshold must be in \[0, 1\]"),
+                          (lambda: HeuristicPolicy(4, "2"), "start .* must be an integer"),
+                          (lambda: AdaptivePolicy(4, draft_cost="1"), "draft_cost must be a finite number"),
+                          (lambda: SamplingConfig(1.0, top_k=3.0), "top_k must be a positive integer")]:
+        with pytest.raises(ValueError, match=message):
+            make()

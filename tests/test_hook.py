@@ -12,9 +12,9 @@ import re
 
 import markdown
 import pytest
-import yaml
 from browser import ROOT
 from mkdocs.exceptions import PluginError
+from mkdocs.utils.yaml import yaml_load
 
 FIGURE = {"kind": "figure", "title": "A <title>", "figure": {"data": [], "layout": {}}}
 
@@ -41,7 +41,9 @@ def hook(monkeypatch, tmp_path):
 def site_extensions() -> tuple[list, dict]:
     """mkdocs.yml's markdown_extensions: (names, their configs)."""
     names, configs = [], {}
-    for entry in yaml.safe_load((ROOT / "mkdocs.yml").read_text())["markdown_extensions"]:
+    with open(ROOT / "mkdocs.yml") as f:
+        config = yaml_load(f)  # mkdocs's own loader: it reads the !ENV tags
+    for entry in config["markdown_extensions"]:
         name, config = next(iter(entry.items())) if isinstance(entry, dict) else (entry, None)
         names.append(name)
         if config:
@@ -96,7 +98,9 @@ def test_unmatched_backtick_is_text(hook):
 
 def test_escape_renders_a_marker_literally(hook):
     out, used = render(hook, "write [[!fig:NAME]] in a page\n")
-    assert out == "<p>write [[fig:NAME]] in a page</p>" and used == set()
+    # the brackets as character references: the page shows [[fig:NAME]], and no left-over check mistakes it
+    assert out == "<p>write &#91;&#91;fig:NAME]] in a page</p>" and used == set()
+    assert text_of(out) == "write [[fig:NAME]] in a page"
 
 
 @pytest.mark.parametrize("text,line,what", [
@@ -112,6 +116,19 @@ def test_escape_renders_a_marker_literally(hook):
     ("[[fig:no_such_figure]]\n", 1, "is missing"),
     ("[[visualizer]]\n\n[[visualizer]]\n", 3, "a second"),
     ("| a | b |\n|---|---|\n| 1 | [[val:nope]] |\n", 3, "unknown value marker"),
+    # issue 34: a malformed marker is found where the source holds it malformed, not at an earlier good [[val:
+    ("a [[val:html]]\n\n" + "text\n\n" * 3 + "nested [[val:[[val:html]]]]\n", 9, "malformed marker '\\[\\[val:'"),
+    # a block marker in a heading would become the heading's id and its table-of-contents entry
+    ("# Title\n\n## Heading [[fig:speedup_vs_k]]\n", 3, r"\[\[fig:speedup_vs_k\]\] in a heading"),
+    ("text\n\n### [[playground:rule]]\n", 3, "in a heading"),
+    # raw HTML and math are not scanned by the parser: a marker there would stay literal text
+    ("one\n\n<div>\nbefore [[val:no_such_value]] after\n</div>\n", 4, r"\[\[val:no_such_value\]\]' was not rendered"),
+    ("one\n\n<div class=\"x\">\n<p>[[fig:speedup_vs_k]]</p>\n</div>\n", 4, "inside raw HTML or math"),
+    ("the rule $p = [[val:html]]$ here\n", 1, "inside raw HTML or math"),
+    ("$$\n[[val:html]] + 1\n$$\n", 2, "inside raw HTML or math"),
+    # look-alike brackets: probably a typo for a marker
+    ("a\n\nsee ［［val:html］］ here\n", 3, "look-alike brackets"),
+    ("see ⟦val:html⟧\n", 1, "look-alike brackets"),
 ])
 def test_every_malformed_marker_fails_naming_the_page_and_line(hook, monkeypatch, text, line, what):
     if "visualizer]]" in text:
@@ -242,3 +259,22 @@ def test_the_visualizer_gets_its_chart_layout(hook, monkeypatch):
     out, _ = render(hook, "[[visualizer]]\n")
     payload = re.search(r'<script type="application/json" id="specdec-visualizer-data">(.*?)</script>', out, re.S)
     assert payload and json.loads(payload.group(1))["layout"] == data["layout"]
+
+
+def test_values_in_headings_and_brackets_in_math_and_code_are_fine(hook):
+    """What the placement check must let through: a value in a heading (text, so a good id), math with single or
+    escaped brackets, code that holds [[, and a value that itself holds [[ (rendered as references)."""
+    hook_values = hook.load_checked("values")["values"]
+    hook_values["brackets"] = "x[[0]]"
+    text = ("## Run `[[val:command]]` with [[val:html]]\n\n$$\n[a, b] + \\left[ x \\right]\n$$\n\n"
+            "inline $f[x]$ and `m[[1]]`\n\n```\n[[0, 1]]\n```\n\nvalue [[val:brackets]]\n")
+    out, _ = render(hook, text)
+    assert "<h2" in out and "&lt;b&gt;&amp;" in out and text_of(out).count("x[[0]]") == 1
+
+
+def test_a_value_in_a_code_span_of_a_heading_is_filled_in_the_table_of_contents_too(hook):
+    names, configs = site_extensions()
+    hook.start_page("page.md", "")
+    md = markdown.Markdown(extensions=[*names, hook.MarkerExtension()], extension_configs=configs)
+    md.convert("## Run `[[val:command]]`\n")
+    assert md.toc_tokens[0]["name"] == "Run python scripts/build_data.py --stages 'traces'"

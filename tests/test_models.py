@@ -55,7 +55,7 @@ def test_tokenizer_mismatch_names_both(tmp_path):
 
 def test_unknown_model_is_a_clear_error_and_does_not_wait_on_the_network():
     assert os.environ["HF_HUB_OFFLINE"] == "1"
-    with pytest.raises(ModelLoadError, match="cannot load model 'no-such-org/no-such-model'"):
+    with pytest.raises(ModelLoadError, match="'no-such-org/no-such-model' is a hub id, but HF_HUB_OFFLINE is set"):
         load_model("no-such-org/no-such-model")
 
 

@@ -417,3 +417,100 @@ def test_pq_chart_labels_only_as_many_tokens_as_its_width_can_hold(site, browser
         clashes = [(a, b) for a, b in zip(boxes, boxes[1:]) if a[1] > b[0] + 0.5]  # labels left to right
         assert clashes == [], (step, width, clashes)
     page.close()
+
+
+def committed_trace_file(tmp_path, runs=2, edit=None) -> Path:
+    """A trace file as the trace command writes it (the traces artifact's format), from the committed traces."""
+    doc = json.loads((ROOT / "docs" / "data" / "cpu" / "traces.json").read_text())
+    doc["runs"] = doc["runs"][:runs]
+    if edit:
+        edit(doc)
+    path = tmp_path / "my-trace.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def open_trace(page, path) -> str:
+    page.set_input_files("#sv-file", str(path))
+    page.wait_for_function("document.querySelector('.sv-file-status').textContent.length > 0")
+    return page.inner_text(".sv-file-status")
+
+
+def test_a_trace_file_opens_in_the_visualizer_and_steps_through(site, browser, tmp_path):
+    def edit(doc):
+        doc["runs"][0]["prompt"]["id"] = "my-own-prompt"
+        doc["metadata"]["models"]["target"]["name"] = "some/other-target"
+
+    path = committed_trace_file(tmp_path, edit=edit)
+    page, log = open_page(browser, site + "visualizer/")
+    page.wait_for_selector("#sv-chart-pq .main-svg")
+    status = open_trace(page, path)
+    assert status.startswith("Opened my-trace.json: 2 runs; target some/other-target") and "nothing was uploaded" in status
+    options = page.eval_on_selector_all("#sv-prompt option", "os => os.map(o => o.textContent)")
+    assert any("my-own-prompt" in o for o in options) and len(options) <= 2
+    page.wait_for_selector("#sv-chart-pq .main-svg")
+    n_steps = page.locator(".sv-step").count()
+    assert n_steps == len(json.loads(path.read_text())["runs"][0]["trace"]["steps"])
+    page.click("#sv-next")
+    assert page.inner_text(".sv-step-label").startswith(f"step 2 / {n_steps}")
+    page.keyboard.press("ArrowRight")
+    assert page.inner_text(".sv-step-label").startswith(f"step 3 / {n_steps}")
+    assert log["errors"] == []
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "visualizer_opened_file.png"), full_page=True)
+    page.close()
+
+
+@pytest.mark.parametrize("content,message", [
+    ("not json at all", "is not JSON"),
+    (json.dumps({"runs": []}), "it has no runs"),
+    (json.dumps([1, 2]), "it has no runs"),
+    (json.dumps({"runs": [{"prompt": {"id": "x", "text": "y"}, "mode": "greedy", "vocab": {}, "trace": {"k": 2, "steps": [
+        {"k": 2, "draft_tokens": [1], "n_accepted": 0}]}}]}), "step 1: k and draft_tokens disagree"),
+])
+def test_a_malformed_trace_file_is_refused_with_a_message(site, browser, tmp_path, content, message):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    page, log = open_page(browser, site + "visualizer/")
+    page.wait_for_selector("#sv-chart-pq .main-svg")
+    strip = page.inner_text(".sv-strip")
+    status = open_trace(page, path)
+    assert status.startswith("Not opened: bad.json is not a specdec trace file") and message in status, status
+    assert page.inner_text(".sv-strip") == strip  # the page's runs stay
+    assert log["errors"] == []
+    page.close()
+
+
+def test_a_hostile_trace_file_shows_its_text_and_runs_nothing(site, browser, tmp_path):
+    def edit(doc):
+        for run in doc["runs"]:
+            for n, key in enumerate(sorted(run["vocab"])):
+                run["vocab"][key] = HOSTILE[n % len(HOSTILE)]
+            run["prompt"]["text"] = HOSTILE[1]
+            run["prompt"]["id"] = HOSTILE[0]
+        doc["metadata"]["models"]["target"]["name"] = HOSTILE[1]
+
+    page, log = open_page(browser, site + "visualizer/")
+    page.wait_for_selector("#sv-chart-pq .main-svg")
+    assert open_trace(page, committed_trace_file(tmp_path, edit=edit)).startswith("Opened")
+    page.wait_for_selector("#sv-chart-pq .main-svg")
+    page.locator(".sv-step[data-step='0'] .sv-tok").first.click()
+    assert page.evaluate("() => window.__xss") is None
+    assert page.locator("#specdec-visualizer img, #specdec-visualizer script").count() == 0
+    assert "onerror" in page.inner_text("#specdec-visualizer")
+    assert log["errors"] == []
+    page.close()
+
+
+def test_the_visualizer_fates_are_the_race_fates_on_every_committed_step(site, browser):
+    """stepFates (the visualizer's script) and site_files.step_fates (the Playground's race) are one rule."""
+    from specdec_site.site_files import step_fates
+
+    page, _ = open_page(browser, site + "visualizer/")
+    page.wait_for_selector("#sv-chart-pq .main-svg")
+    runs = page.evaluate("() => document.getElementById('specdec-visualizer')._specdec.runs")
+    expected = json.loads((ROOT / "docs" / "data" / "cpu" / "traces.json").read_text())["runs"]
+    for run, committed in zip(runs, expected, strict=True):
+        for step, raw in zip(run["trace"]["steps"], committed["trace"]["steps"], strict=True):
+            assert {"fates": step["fates"], "extra_fate": step["extra_fate"]} == step_fates(raw)
+    page.close()

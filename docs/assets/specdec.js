@@ -176,10 +176,74 @@
     return x === null || x === undefined ? "–" : Number(x).toFixed(3);
   }
 
-  // Fates and colours come from visualizer.json (computed once, in specdec_site.site_files / figures.PALETTE).
+  // Each drafted token's fate and the fate of the step's own extra token (the same rule as the Playground's race,
+  // specdec_site.site_files.step_fates; tests/test_site.py checks that the two agree on every committed step).
+  function stepFates(s) {
+    const n = s.n_accepted;
+    const fates = s.draft_tokens.map(function (_, j) { return j < n ? "accepted" : (j === n ? "rejected" : "not evaluated"); });
+    // no extra token when the output was cut at an end-of-sequence token inside the accepted prefix
+    const extra = s.emitted.length <= n ? null : (s.bonus_token !== null ? "bonus" : "resampled");
+    return { fates: fates, extra_fate: extra };
+  }
+  function withFates(run) {
+    const steps = run.trace.steps.map(function (s) { return Object.assign({}, s, stepFates(s)); });
+    return Object.assign({}, run, { trace: Object.assign({}, run.trace, { steps: steps }) });
+  }
+
+  // ------------------------------------------------------------------ a trace file the reader opens
+  // The file is read in the browser (nothing is uploaded) and checked against the traces artifact's shape
+  // (docs/data/schema.json) before anything of it is shown; its text reaches the page only as text.
+  const MAX_TRACE_BYTES = 64 * 1024 * 1024;
+  function isInt(x) { return Number.isInteger(x); }
+  function isProb(x) { return typeof x === "number" && isFinite(x) && x >= 0 && x <= 1 + 1e-6; }
+  function checkTop(t, where) {
+    if (!t || !Array.isArray(t.ids) || !Array.isArray(t.probs) || t.ids.length !== t.probs.length ||
+        !t.ids.every(isInt) || !t.probs.every(isProb)) throw new Error(where + ": a top list needs ids and probs of one length");
+  }
+  function checkStep(s, i) {
+    const where = "step " + (i + 1);
+    if (!s || typeof s !== "object") throw new Error(where + " is not an object");
+    if (!isInt(s.k) || s.k < 0 || !Array.isArray(s.draft_tokens) || s.draft_tokens.length !== s.k || !s.draft_tokens.every(isInt))
+      throw new Error(where + ": k and draft_tokens disagree");
+    if (!isInt(s.n_accepted) || s.n_accepted < 0 || s.n_accepted > s.k) throw new Error(where + ": n_accepted is not in [0, k]");
+    ["q_draft_tokens", "p_draft_tokens", "accept_probs", "uniforms"].forEach(function (key) {
+      if (!Array.isArray(s[key]) || s[key].length !== s.k || !s[key].every(isProb)) throw new Error(where + ": " + key + " needs k numbers in [0, 1]");
+    });
+    if (!Array.isArray(s.emitted) || !s.emitted.every(isInt) || s.emitted.length > s.k + 1) throw new Error(where + ": emitted is not a list of ids");
+    if (!(s.bonus_token === null || isInt(s.bonus_token)) || !(s.resampled_token === null || isInt(s.resampled_token)))
+      throw new Error(where + ": bonus_token and resampled_token must be ids or null");
+    if (!Array.isArray(s.top_p) || s.top_p.length !== s.k + 1 || !Array.isArray(s.top_q) || s.top_q.length !== s.k)
+      throw new Error(where + ": needs k + 1 top_p lists and k top_q lists");
+    s.top_p.concat(s.top_q).forEach(function (t) { checkTop(t, where); });
+    if (s.top_residual !== null && s.top_residual !== undefined) checkTop(s.top_residual, where);
+  }
+  function checkTraceFile(doc) {
+    if (!doc || typeof doc !== "object" || !Array.isArray(doc.runs) || doc.runs.length === 0)
+      throw new Error("it has no runs (a trace file is what `python -m specdec_site trace` or the build's traces stage writes)");
+    doc.runs.forEach(function (r, n) {
+      const where = "run " + (n + 1);
+      if (!r || typeof r !== "object" || !r.prompt || typeof r.prompt.text !== "string" || typeof r.prompt.id !== "string")
+        throw new Error(where + ": no prompt with an id and a text");
+      if (r.mode !== "greedy" && r.mode !== "sampled") throw new Error(where + ": mode must be greedy or sampled");
+      if (!r.vocab || typeof r.vocab !== "object" || !Object.values(r.vocab).every(function (t) { return typeof t === "string"; }))
+        throw new Error(where + ": vocab must map ids to token text");
+      if (!r.trace || !isInt(r.trace.k) || !Array.isArray(r.trace.steps) || r.trace.steps.length === 0)
+        throw new Error(where + ": no trace with k and steps");
+      r.trace.steps.forEach(checkStep);
+    });
+  }
+  function describeFile(name, doc) {
+    const m = doc.metadata || {};
+    const models = m.models ? Object.keys(m.models).map(function (role) { return role + " " + m.models[role].name; }).join(", ") : "models not recorded";
+    const device = m.device ? m.device.type + (m.device.name ? " (" + m.device.name + ")" : "") : "device not recorded";
+    return "Opened " + name + ": " + doc.runs.length + " run" + (doc.runs.length === 1 ? "" : "s") + "; " + models + "; " +
+      device + (m.dtype ? ", " + m.dtype : "") + (m.date ? "; recorded " + m.date : "") + ". Read in your browser; nothing was uploaded.";
+  }
+
+  // Colours come from visualizer.json (figures.PALETTE); fates are computed here (stepFates).
   function Visualizer(root, data) {
     this.root = root;
-    this.runs = data.runs;
+    this.runs = data.runs.map(withFates);
     this.palette = data.palette;
     this.chartLayout = data.layout;
     const runs = this.runs;
@@ -260,7 +324,8 @@
       promptSel.appendChild(el("option", { value: key }, r.domain + ": " + r.prompt.id + " (" + policy + ")"));
     });
     const modeSel = el("select", { "aria-label": "Sampling mode", id: "sv-mode" });
-    ["greedy", "sampled"].forEach(function (m) { modeSel.appendChild(el("option", { value: m }, m)); });
+    ["greedy", "sampled"].filter(function (m) { return self.runs.some(function (r) { return r.mode === m; }); })
+      .forEach(function (m) { modeSel.appendChild(el("option", { value: m }, m)); });
     const prev = el("button", { type: "button", class: "md-button", id: "sv-prev", "aria-label": "Previous step" }, "\u25c0 prev");
     const next = el("button", { type: "button", class: "md-button", id: "sv-next", "aria-label": "Next step" }, "next \u25b6");
     const slider = el("input", { type: "range", min: "0", value: "0", id: "sv-slider", "aria-label": "Step" });
@@ -269,8 +334,19 @@
     nav.append(prev, slider, next);
     const promptLabel = el("label", { for: "sv-prompt" }, "Prompt ");
     const modeLabel = el("label", { for: "sv-mode" }, " Mode ");
-    controls.append(promptLabel, promptSel, modeLabel, modeSel);
+    const fileInput = el("input", { type: "file", accept: ".json,application/json", id: "sv-file", class: "sv-file-input" });
+    const fileLabel = el("label", { for: "sv-file", class: "md-button sv-file" }, "Open a trace file");
+    controls.append(promptLabel, promptSel, modeLabel, modeSel, fileInput, fileLabel);
     root.appendChild(controls);
+    root.appendChild(el("p", { class: "sv-file-status", role: "status", "aria-live": "polite" }));
+    fileInput.addEventListener("change", function () { if (fileInput.files[0]) self.openFile(fileInput.files[0]); fileInput.value = ""; });
+    root.addEventListener("dragover", function (e) { e.preventDefault(); root.classList.add("sv-dragging"); });
+    root.addEventListener("dragleave", function () { root.classList.remove("sv-dragging"); });
+    root.addEventListener("drop", function (e) {
+      e.preventDefault();
+      root.classList.remove("sv-dragging");
+      if (e.dataTransfer && e.dataTransfer.files[0]) self.openFile(e.dataTransfer.files[0]);
+    });
     root.appendChild(nav);
     root.appendChild(label);
     root.appendChild(el("p", { class: "sv-prompt-text" }));
@@ -308,6 +384,32 @@
     };
     document.addEventListener("keydown", window._specdecKeys);
     this.renderRun();
+  };
+
+  // A trace file: checked, then its runs replace the page's (the selectors list the file's runs); a bad file
+  // leaves the page's runs as they were and says why.
+  Visualizer.prototype.openFile = function (file) {
+    const self = this;
+    const status = function (text, bad) {
+      const p = self.root.querySelector(".sv-file-status");
+      p.textContent = text;
+      p.classList.toggle("sv-file-error", !!bad);
+    };
+    if (file.size > MAX_TRACE_BYTES) { status("Not opened: " + file.name + " is larger than 64 MB.", true); return; }
+    file.text().then(function (text) {
+      let doc;
+      try { doc = JSON.parse(text); } catch (err) { throw new Error("it is not JSON (" + err.message + ")"); }
+      checkTraceFile(doc);
+      const message = describeFile(file.name, doc);
+      self.runs = doc.runs.map(withFates);
+      self.run = self.runs[0];
+      self.step = 0;
+      self.pos = 0;
+      self.build();
+      status(message, false);
+    }).catch(function (err) {
+      status("Not opened: " + file.name + " is not a specdec trace file: " + err.message, true);
+    });
   };
 
   Visualizer.prototype.go = function (i) {

@@ -38,6 +38,7 @@ from pathlib import Path
 import tinycss2
 from markdown import Extension
 from markdown.inlinepatterns import InlineProcessor
+from markdown.postprocessors import Postprocessor
 from markdown.treeprocessors import Treeprocessor
 from markdown.util import AtomicString
 from mkdocs.config.defaults import MkDocsConfig
@@ -157,17 +158,22 @@ def start_page(page_path: str, markdown: str) -> None:
     _page.update(path=page_path, source=markdown, used=set(), ids={}, seen={})
 
 
-def where(text: str) -> str:
+def where(text: str, malformed: bool = False) -> str:
     """page.md:LINE of `text` in the page's source: its n-th occurrence when the parser has met it n times (an
-    occurrence inside code, which the parser skips, can shift this by one copy); page.md alone if not found."""
+    occurrence inside code, which the parser skips, can shift this by one copy); page.md alone if not found. A
+    malformed marker ("[[val:" never closed) counts only where the source holds it malformed too: the same text
+    opens every well-formed [[val:...]] before it."""
     n = max(1, _page["seen"].get(text, 0))
-    source, at = _page["source"], -1
-    for _ in range(n):
-        found = source.find(text, at + 1)
-        if found < 0:
-            break
-        at = found
-    return _page["path"] if at < 0 else f"{_page['path']}:{source.count(chr(10), 0, at) + 1}"
+    source = _page["source"]
+    starts = [m.start() for m in re.finditer(MARKER, source) if m.group(0) == text] if malformed else []
+    if not malformed:
+        at = -1
+        while (at := source.find(text, at + 1)) >= 0:
+            starts.append(at)
+    if not starts:
+        return _page["path"]
+    at = starts[min(n, len(starts)) - 1]
+    return f"{_page['path']}:{source.count(chr(10), 0, at) + 1}"
 
 
 class MarkerInline(InlineProcessor):
@@ -177,7 +183,7 @@ class MarkerInline(InlineProcessor):
     def handleMatch(self, m: re.Match, data: str):
         _page["seen"][m.group(0)] = _page["seen"].get(m.group(0), 0) + 1
         if m.group(2) is None:
-            raise PluginError(f"{where(m.group(0))}: malformed marker {m.group(0)!r}: a marker is [[kind:NAME]] on one "
+            raise PluginError(f"{where(m.group(0), malformed=True)}: malformed marker {m.group(0)!r}: a marker is [[kind:NAME]] on one "
                               f"line (write [[!...]] for the literal text, or put code in backticks)")
         return self.md.htmlStash.store(render_marker(m.group(1).strip())), m.start(0), m.end(0)
 
@@ -198,10 +204,48 @@ class ValuesInCode(Treeprocessor):
         return str(lookup_value(m.group(1).strip(), m.group(0)))
 
 
+# Where the parser left a marker unrendered or put one where it breaks the page, checked on the page's HTML:
+# - what the parser does not scan: raw HTML blocks, math ($...$) -- a marker there would show as literal text;
+# - look-alike brackets (fullwidth, mathematical): a typo that would show as literal text too;
+# - a block marker (figure, visualizer, playground) in a heading: its HTML would become the heading's id and TOC entry.
+# Scripts (the figures' JSON), code blocks and code spans are not page text and are not searched. The escape
+# [[!...]] and values render their brackets as character references, so nothing the hook wrote is found.
+NOT_TEXT = re.compile(r"<(script|pre|code)\b[^>]*>.*?</\1>", re.S | re.I)
+LEFT_OVER = re.compile(r"(?<!\\)\[\[|［［|⟦|〚")
+HEADING = re.compile(r"<(h[1-6])\b[^>]*>(.*?)</\1>", re.S | re.I)
+BLOCK_MARKER = re.compile(r'data-specdec-marker="([^"]+)"')
+
+
+class MarkerPlacement(Postprocessor):
+    def run(self, text: str) -> str:
+        for heading in HEADING.finditer(text):
+            block = BLOCK_MARKER.search(heading.group(0))
+            if block:
+                marker = f"[[{html.unescape(block.group(1))}]]"
+                raise PluginError(f"{where(marker)}: {marker} in a heading: a figure, the visualizer or a playground "
+                                  "panel is a block of its own (its HTML would become the heading's id and its entry "
+                                  "in the table of contents); put it on a line of its own below the heading")
+        page_text = NOT_TEXT.sub("", text)
+        left = LEFT_OVER.search(page_text)
+        if left:
+            snippet = page_text[left.start(): left.start() + 60].split("\n")[0]
+            found = html.unescape(snippet.split("]]")[0] + "]]" if "]]" in snippet else snippet)
+            if left.group(0) != "[[":
+                raise PluginError(f"{where(left.group(0))}: {found!r} has look-alike brackets, probably a typo for a "
+                                  "marker: a marker is [[kind:NAME]] with ASCII brackets")
+            raise PluginError(f"{where(found.split(']]')[0])}: {found!r} was not rendered: a marker inside raw HTML or "
+                              "math stays literal text (in HTML give the block the markdown attribute; in math, put "
+                              "the value outside the $...$); write [[!...]] for the literal text")
+        return text
+
+
 class MarkerExtension(Extension):
     def extendMarkdown(self, md) -> None:
         md.inlinePatterns.register(MarkerInline(MARKER, md), "specdec-marker", MARKER_PRIORITY)
-        md.treeprocessors.register(ValuesInCode(md), "specdec-values-in-code", 0)
+        # after the inline patterns (20), before the table of contents (5) copies a heading's text
+        md.treeprocessors.register(ValuesInCode(md), "specdec-values-in-code", 15)
+        # after the raw HTML (30) and the escapes (20) are back in the page text
+        md.postprocessors.register(MarkerPlacement(md), "specdec-marker-placement", 5)
 
 
 def lookup_value(name: str, marker: str):
@@ -309,6 +353,12 @@ def load_checked(name: str) -> dict:
     return data
 
 
+def page_text(text: str) -> str:
+    """Text as HTML: escaped, and its square brackets as character references, so that the page shows "[[" where
+    the hook put it and MarkerPlacement finds only the "[[" that no marker rendered."""
+    return html.escape(text).replace("[", "&#91;")
+
+
 def script_json(data) -> str:
     """JSON safe inside <script type="application/json">: no '<' can close the tag or open a comment."""
     return json.dumps(data, separators=(",", ":")).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
@@ -324,7 +374,7 @@ def render_marker(marker: str) -> str:
     """The HTML of one marker's body (what stood between [[ and ]])."""
     text = f"[[{marker}]]"
     if marker.startswith("!"):
-        return html.escape(f"[[{marker[1:]}]]")
+        return page_text(f"[[{marker[1:]}]]")
     kind, _, name = marker.partition(":")
     if kind == "fig" and name:
         if not FIGURE_NAME.fullmatch(name) or name in contract.SPECIAL:
@@ -336,25 +386,27 @@ def render_marker(marker: str) -> str:
             raise PluginError(f"{where(text)}: {err}") from err
         _page["used"].add(kind)
         div = html.escape(figure_id(name))
-        return (f'<div class="specdec-figure" id="{div}" role="img" aria-label="{html.escape(fig["title"])}"></div>\n'
+        return (f'<div class="specdec-figure" id="{div}" role="img" aria-label="{html.escape(fig["title"])}" '
+                f'data-specdec-marker="{html.escape(marker)}"></div>\n'
                 f'<script type="application/json" class="specdec-figure-data" data-for="{div}">'
                 f'{script_json(fig["figure"])}</script>')
     if kind == "val" and name:
-        return html.escape(str(lookup_value(name, text)))
+        return page_text(str(lookup_value(name, text)))
     if marker == "visualizer":
         if "visualizer" in _page["used"]:
             raise PluginError(f"{where(text)}: a second [[visualizer]] on one page (it is one widget with fixed ids)")
         _page["used"].add("visualizer")
         data = load_checked("visualizer")
         payload = {"runs": data["runs"], "palette": data["palette"], "layout": data["layout"]}  # the charts' margins, height
-        return ('<div id="specdec-visualizer" class="specdec-visualizer"></div>\n'
+        return ('<div id="specdec-visualizer" class="specdec-visualizer" data-specdec-marker="visualizer"></div>\n'
                 f'<script type="application/json" id="specdec-visualizer-data">{script_json(payload)}</script>')
     if kind == "playground" and name in (*PLAYGROUND_PANELS, "data"):
         _page["used"].add(kind)
         if name in PLAYGROUND_PANELS:
-            return f'<div id="pg-{name}-panel" class="pg-panel"></div>'
+            return f'<div id="pg-{name}-panel" class="pg-panel" data-specdec-marker="{html.escape(marker)}"></div>'
         data = load_checked("playground")
         payload = {key: data[key] for key in ("rule", "speedup", "race", "palette")}
-        return f'<script type="application/json" id="specdec-playground-data">{script_json(payload)}</script>'
+        return (f'<script type="application/json" id="specdec-playground-data" '
+                f'data-specdec-marker="{html.escape(marker)}">{script_json(payload)}</script>')
     raise PluginError(f"{where(text)}: unknown marker {text} (expected [[fig:NAME]], [[val:NAME]], [[visualizer]] "
                       f"or [[playground:{'|'.join(PLAYGROUND_PANELS + ('data',))}]]; [[!...]] for the literal text)")

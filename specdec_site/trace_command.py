@@ -1,0 +1,146 @@
+"""`python -m specdec_site trace`: one prompt, one recorded speculative run, one trace file.
+
+    python -m specdec_site trace --prompt "def add(a, b):" --out my-trace.json
+    python -m specdec_site trace --prompt-file story.txt --temperature 0.7 --policy adaptive --k 16 --out t.json
+
+The file has the traces artifact's format (docs/data/schema.json, `traces`: metadata, draft_variant, runs) with one
+run, recorded by the traces stage's own `record_run`: every step's drafts, q, p, draws, fates, top-10s and
+timings, and the run's metadata (models, versions, device, dtype, seed, date). The Step Visualizer opens it ("Open
+a trace file"): the browser reads it, nothing is uploaded. Any pair, device and prompt: seconds once the pair is
+loaded. The arguments are checked, and both models found, before anything loads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from pathlib import Path
+
+from specdec.fileio import write_json_atomic
+
+from .cli import MAX_K, MAX_SEED, OneLineParser, add_model_options, make_context, out_problem, resolve_models
+from .meta import MemorySampler, metadata
+from .prompts import PROMPT_ID, USER_DOMAIN
+
+DRAFTERS = ("model", "ngram", "hybrid")
+MAX_NEW_TOKENS = 4096  # a trace file holds the top-10 of p and q at every position: ~1 KB per token
+
+
+def parse_args(argv, prog: str) -> argparse.Namespace:
+    from specdec.policies import POLICIES
+
+    parser = OneLineParser(prog=f"{prog} trace", description=__doc__.split("\n\n")[0].split(": ", 1)[1],
+                           epilog=__doc__.split("\n\n")[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--prompt", metavar="TEXT", help="the prompt")
+    source.add_argument("--prompt-file", metavar="FILE", help="the prompt: the whole text of a UTF-8 file")
+    parser.add_argument("--chat", action="store_true",
+                        help="give the prompt through the target's chat template (as a user turn)")
+    parser.add_argument("--out", required=True, metavar="FILE", help="the trace file to write (JSON)")
+    parser.add_argument("--domain", default=USER_DOMAIN, help=f"the run's domain label (default {USER_DOMAIN})")
+    parser.add_argument("--policy", default="fixed", choices=POLICIES, help="draft-length policy (default fixed)")
+    parser.add_argument("--drafter", default="model", choices=DRAFTERS,
+                        help="where drafts come from: the draft model, prompt lookup, or lookup else the model")
+    parser.add_argument("--k", type=int, default=4, help=f"draft tokens per step, the policy's cap (1..{MAX_K}; default 4)")
+    parser.add_argument("--temperature", type=float, default=0.0, help="0 (default) is greedy")
+    parser.add_argument("--top-k", type=int, default=None, help="keep the k most likely tokens (both models)")
+    parser.add_argument("--top-p", type=float, default=None, help="nucleus sampling mass in (0, 1] (both models)")
+    parser.add_argument("--max-new-tokens", type=int, default=48, help=f"1..{MAX_NEW_TOKENS} (default 48)")
+    parser.add_argument("--no-compare", action="store_true",
+                        help="at temperature 0, skip the target-only run that checks greedy equality")
+    add_model_options(parser)
+    args = parser.parse_args(argv)
+    problem = argument_problem(args)
+    if problem:
+        parser.exit(2, f"{parser.prog}: error: {problem}\n")
+    resolve_models(parser, args)
+    return args
+
+
+def argument_problem(args) -> str | None:
+    """What is wrong with the arguments, before anything loads (the sampling rules are the library's own)."""
+    from specdec import SamplingConfig
+
+    if args.prompt_file is not None:
+        try:
+            args.prompt = Path(args.prompt_file).expanduser().read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            return f"--prompt-file {args.prompt_file}: cannot read it ({err})"
+    if not args.prompt.strip():
+        return "the prompt is empty"
+    if not PROMPT_ID.fullmatch(args.domain):
+        return f"--domain must be 1-80 letters, digits, '.', '_' or '-', got {args.domain!r}"
+    if not 1 <= args.k <= MAX_K:
+        return f"--k must be in [1, {MAX_K}], got {args.k}"
+    if not 1 <= args.max_new_tokens <= MAX_NEW_TOKENS:
+        return f"--max-new-tokens must be in [1, {MAX_NEW_TOKENS}], got {args.max_new_tokens}"
+    if not 0 <= args.seed <= MAX_SEED:
+        return f"--seed must be in [0, 2**63 - 2**20], got {args.seed}"
+    if not math.isfinite(args.temperature):
+        return f"--temperature must be a finite number >= 0, got {args.temperature}"
+    try:
+        SamplingConfig(args.temperature, args.top_k, args.top_p)
+    except ValueError as err:
+        return "--" + str(err).replace("_", "-", 1)
+    if not args.out.strip():
+        return "--out is empty: give the trace file's path"
+    out = Path(args.out).expanduser()
+    if out.is_dir():
+        return f"--out {args.out} is a folder: give the trace file's path"
+    return out_problem(out.parent)
+
+
+def with_progress(policy, bar):
+    """The policy, its observe() also moving a progress bar by the tokens each step adds (an attribute of this one
+    object: its name, k and decisions are unchanged, to the decoder and to the recorded trace)."""
+    observe = policy.observe
+
+    def observe_and_count(outcome) -> None:
+        observe(outcome)
+        bar.update(min(outcome.n_accepted + 1, bar.total - bar.n))
+
+    policy.observe = observe_and_count
+    return policy
+
+
+def main(argv, prog: str) -> int:
+    from tqdm.auto import tqdm
+
+    from specdec import HybridDrafter, NgramDrafter
+    from specdec.policies import make_policy
+
+    from .traces_stage import record_run
+
+    args = parse_args(argv, prog)
+    ctx = make_context(args)
+    start = time.perf_counter()
+    with MemorySampler() as memory:
+        drafter = {"model": lambda: None, "ngram": NgramDrafter,
+                   "hybrid": lambda: HybridDrafter(ctx.default_draft)}[args.drafter]()
+        sampling = {"temperature": args.temperature, **({"top_k": args.top_k} if args.top_k is not None else {}),
+                    **({"top_p": args.top_p} if args.top_p is not None else {})}
+        mode = "greedy" if args.temperature == 0 else "sampled"
+        prompt = {"id": "prompt", "kind": "chat" if args.chat else "completion", "text": args.prompt}
+        ctx.target  # noqa: B018 (load the pair before the bar starts)
+        with tqdm(total=args.max_new_tokens, desc="trace", unit="tok") as bar:
+            policy = with_progress(make_policy(args.policy, args.k), bar)
+            run = record_run(ctx, args.domain, prompt, mode, sampling, policy, args.k, args.max_new_tokens,
+                             drafter=drafter, compare_greedy=not args.no_compare)
+        config = {"prompt": prompt, "domain": args.domain, "mode": mode, "sampling": sampling, "policy": args.policy,
+                  "drafter": args.drafter, "k": args.k, "max_new_tokens": args.max_new_tokens,
+                  "target": args.target, "draft": args.draft, "device": ctx.device.type,
+                  "dtype": str(ctx.dtype), "int8": ctx.int8, "packed": ctx.packed, "seed": args.seed}
+        meta = metadata(ctx, "trace", config, with_models=True)
+        meta["seconds"] = round(time.perf_counter() - start, 1)
+        meta["peak_rss_gb"] = memory.peak_gb()
+    out = Path(args.out).expanduser()
+    write_json_atomic(out, {"metadata": meta, "draft_variant": ctx.default_draft_name, "runs": [run]})
+    trace = run["trace"]
+    equal = {None: "", True: "; identical to the target's greedy output", False: "; DIFFERS from the target's greedy"
+             " output (a near-tie? see the math page's note)"}[run["equals_target_greedy"]]
+    print(f"[trace] {trace['n_emitted']} tokens in {trace['n_steps']} target passes, acceptance "
+          f"{trace['acceptance_rate'] if trace['acceptance_rate'] is not None else 'n/a'}{equal}; wrote {out} "
+          "(open it in the Step Visualizer)")
+    return 0
+
