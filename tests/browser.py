@@ -21,8 +21,8 @@ needs_chromium = pytest.mark.skipif(not Path(CHROMIUM).exists(),
                                     reason=f"no Chromium at {CHROMIUM} (apt-get install chromium)")
 
 
-def build_site(root: Path, dest: Path) -> None:
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+def build_site(root: Path, dest: Path, **env_vars: str) -> None:
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", **env_vars}
     result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(root / "mkdocs.yml"),
                              "-d", str(dest)], capture_output=True, text=True, cwd=root, env=env)
     assert result.returncode == 0, result.stderr[-4000:]
@@ -41,8 +41,9 @@ def serve(folder: Path):
 
 def open_page(browser, url, width: int = 1280, height: int = 900):
     page = browser.new_page(viewport={"width": width, "height": height})
-    log = {"errors": [], "requests": []}
+    log = {"errors": [], "requests": [], "failed": []}
     page.on("console", lambda m: log["errors"].append(m.text) if m.type == "error" else None)
+    page.on("response", lambda r: log["failed"].append(f"{r.status} {r.url}") if r.status >= 400 else None)
     page.on("pageerror", lambda e: log["errors"].append(str(e)))
     page.on("request", lambda r: log["requests"].append(r.url))
     page.goto(url, wait_until="networkidle")

@@ -494,10 +494,13 @@ def test_citation_cff_version_is_the_package_version():
 
 
 def test_bibtex_is_generated_from_citation_cff_and_the_data_commit(monkeypatch):
-    """Reproduce & cite's entry: CITATION.cff's title, authors, version and year, its URL when it has one, and the
-    git commit every stage was built at (said to be dirty when the data code differed from it)."""
+    """Reproduce & cite's entry: CITATION.cff's title, authors, version and year, its URL when it has one (or the
+    site's, SPECDEC_SITE_URL), and the git commit every stage was built at (said to be dirty when the data code
+    differed from it)."""
     from specdec_site import values
 
+    monkeypatch.delenv("SPECDEC_SITE_URL", raising=False)
+    monkeypatch.delenv("SPECDEC_REPO_URL", raising=False)
     cff = {"title": "T", "authors": [{"name": "specdec contributors"}, {"family-names": "Doe", "given-names": "J"}],
            "version": "9.9.9", "date-released": "2031-02-03"}
     monkeypatch.setattr(values, "_citation", lambda: cff)
@@ -512,6 +515,9 @@ def test_bibtex_is_generated_from_citation_cff_and_the_data_commit(monkeypatch):
     entry = values._bibtex(clean)
     assert "{https://example.org/specdec}" in entry and "uncommitted changes" in entry
     assert values._data_commit({"traces": {"metadata": {}}}) == "not recorded"
+    # where the site is served (the Pages workflow sets it, and mkdocs.yml's site_url reads the same variable)
+    monkeypatch.setenv("SPECDEC_SITE_URL", "https://you.github.io/specdec/")
+    assert "url      = {https://you.github.io/specdec/}" in values._bibtex(clean)
 
 
 def test_the_playground_quotes_the_pages_numbers():

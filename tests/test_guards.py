@@ -555,3 +555,55 @@ def test_scalars_of_every_kind_follow_the_one_rule(pair):
                           (lambda: SamplingConfig(1.0, top_k=3.0), "top_k must be a positive integer")]:
         with pytest.raises(ValueError, match=message):
             make()
+
+
+@pytest.mark.parametrize("device,dtype,no_int8,expected", [
+    ("cpu", None, False, {"dtype": "float32", "packed": True, "int8": True, "synchronize": False}),
+    ("cpu", None, True, {"dtype": "float32", "packed": True, "int8": False, "synchronize": False}),
+    # --dtype bfloat16 on CPU crashed after loading: the int8 copy needs float32 weights, and packing too
+    ("cpu", "bfloat16", False, {"dtype": "bfloat16", "packed": False, "int8": False, "synchronize": False}),
+    ("cuda", None, False, {"dtype": "bfloat16", "packed": False, "int8": False, "synchronize": True}),
+    ("cuda", "float32", False, {"dtype": "float32", "packed": False, "int8": False, "synchronize": True}),
+])
+def test_the_device_dependent_choices(device, dtype, no_int8, expected):
+    from specdec.decoding import StepTimer
+    from specdec_site.cli import device_choices
+
+    assert device_choices(device, dtype, no_int8) == expected
+    # what synchronising means: StepTimer syncs a CUDA device around each lap, and never a CPU one
+    calls = []
+    timer = StepTimer(torch.device(device), enabled=True)
+    import specdec.decoding as decoding
+
+    original = decoding.sync_device
+    decoding.sync_device = lambda d: calls.append(d.type)
+    try:
+        timer.start()
+        timer.lap()
+    finally:
+        decoding.sync_device = original
+    assert calls == [device, device]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--prompt", "", "--out", "{tmp}/t.json"], "the prompt is empty"),
+    (["--prompt", "x", "--out", "{tmp}"], "is a folder: give the trace file's path"),
+    (["--prompt", "x", "--out", ""], "--out is empty"),
+    (["--prompt", "x", "--out", "{tmp}/t.json", "--temperature", "1e-39"], "temperature 1e-39 is too small"),
+    (["--prompt", "x", "--out", "{tmp}/t.json", "--top-k", "0"], "top-k must be a positive integer"),
+    (["--prompt", "x", "--out", "{tmp}/t.json", "--k", "65"], "--k must be in [1, 64]"),
+    (["--prompt", "x", "--out", "{tmp}/t.json", "--draft", "/nonexistent"], "--draft: the draft folder"),
+    (["--prompt-file", "{tmp}/missing.txt", "--out", "{tmp}/t.json"], "--prompt-file"),
+    (["--out", "{tmp}/t.json"], "one of the arguments --prompt --prompt-file is required"),
+])
+def test_the_trace_command_checks_its_arguments_before_loading(args, message, tmp_path):
+    args = [a.format(tmp=tmp_path) for a in args]
+    start = time.perf_counter()
+    result = subprocess.run([sys.executable, "-m", "specdec_site", "trace", *args], capture_output=True, text=True,
+                            timeout=60, cwd=ROOT, env={**os.environ, "HF_HUB_OFFLINE": "1",
+                                                       "SPECDEC_CACHE": str(tmp_path / "cache")})
+    assert time.perf_counter() - start < 5
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 1, result.stderr
+    assert lines[0].startswith("python -m specdec_site trace: error:") and message in lines[0], lines[0]
+    assert not (tmp_path / "t.json").exists() and not (tmp_path / "cache").exists()

@@ -1,9 +1,12 @@
 """Exactness, way 3: token-for-token greedy equality on the real default pair (Qwen2.5-Coder 1.5B/0.5B).
 
 Needs the [models] extra (the pinned PyPI chunk packages): the `real` tier (SPECDEC_RUN_REAL=1 or RUN_SLOW=1;
-scripts/test.sh, and so CI, turns it on).
+scripts/test.sh, and so CI, turns it on). SPECDEC_TEST_DEVICE=cuda (and SPECDEC_TEST_DTYPE, bfloat16 by default
+there) runs the same checks on a GPU in that dtype: scripts/check_gpu.sh. On a GPU there is no int8 copy and no
+oneDNN packing: the checks that name them use the float draft, or are skipped.
 """
 
+import os
 
 import pytest
 import torch
@@ -23,6 +26,9 @@ from specdec import (
 from specdec_site.prompts import prompt_text
 
 pytestmark = pytest.mark.real
+DEVICE = os.environ.get("SPECDEC_TEST_DEVICE", "cpu")
+DTYPE = getattr(torch, os.environ.get("SPECDEC_TEST_DTYPE", "float32" if DEVICE == "cpu" else "bfloat16"))
+CPU_FP32 = DEVICE == "cpu" and DTYPE == torch.float32  # where the build packs the target and makes the int8 draft
 
 PROMPTS = {
     "code-completion": {"kind": "completion", "text": "def is_prime(n: int) -> bool:\n    \"\"\"Return True if n is a prime number.\"\"\"\n"},
@@ -39,21 +45,25 @@ NEW_TOKENS = 14
 @pytest.fixture(scope="module")
 def pair():
     """The default pair, target with oneDNN-packed Linear layers (as the build script runs it)."""
-    target, draft = load_pair(DEFAULT_TARGET, DEFAULT_DRAFT)
-    pack_linear_layers(target.model)
+    target, draft = load_pair(DEFAULT_TARGET, DEFAULT_DRAFT, device=DEVICE, dtype=DTYPE)
+    if CPU_FP32:
+        pack_linear_layers(target.model)
     return target, draft
 
 
 def encode(tokenizer, name):
-    return tokenizer(prompt_text(tokenizer, PROMPTS[name]), return_tensors="pt").input_ids[0]
+    return tokenizer(prompt_text(tokenizer, PROMPTS[name]), return_tensors="pt").input_ids[0].to(DEVICE)
+
+
+def gen():
+    return torch.Generator(device=DEVICE)
 
 
 @pytest.fixture(scope="module")
 def greedy_reference(pair):
     target, _ = pair
-    gen = torch.Generator()
     return {name: autoregressive_generate(target.model, encode(target.tokenizer, name), max_new_tokens=NEW_TOKENS,
-                                          temperature=0, generator=gen).tolist() for name in PROMPTS}
+                                          temperature=0, generator=gen()).tolist() for name in PROMPTS}
 
 
 def test_pair_shares_one_tokenizer_and_vocab(pair):
@@ -69,7 +79,7 @@ def test_greedy_speculative_equals_greedy_target(pair, greedy_reference, name, k
     target, draft = pair
     ids = encode(target.tokenizer, name)
     out, trace = speculative_generate(target.model, draft.model, ids, max_new_tokens=NEW_TOKENS, k=k, temperature=0,
-                                      generator=torch.Generator(), record=True, check_cache_invariant=True)
+                                      generator=gen(), record=True, check_cache_invariant=True)
     assert out.tolist() == greedy_reference[name], (
         f"{name}, k={k}: {target.tokenizer.decode(out)!r} != {target.tokenizer.decode(greedy_reference[name])!r}")
     assert trace.n_emitted == NEW_TOKENS
@@ -83,7 +93,7 @@ def test_greedy_equality_for_every_policy_and_drafter(pair, greedy_reference, po
     make = {"int8": lambda: int8, "ngram": NgramDrafter, "hybrid": lambda: HybridDrafter(int8)}[drafter]
     ids = encode(target.tokenizer, "copy-chat")
     out, trace = speculative_generate(target.model, make(), ids, max_new_tokens=NEW_TOKENS, k=16 if policy == "adaptive" else 4,
-                                      temperature=0, generator=torch.Generator(), policy=policy, record=True,
+                                      temperature=0, generator=gen(), policy=policy, record=True,
                                       check_cache_invariant=True)
     assert out.tolist() == greedy_reference["copy-chat"], (policy, drafter)
     assert trace.policy == policy
@@ -100,8 +110,9 @@ _INT8 = {}
 
 
 def _int8(draft):
+    """The int8 draft on CPU (float32 weights); elsewhere the float draft, as the build runs it."""
     if "model" not in _INT8:
-        _INT8["model"] = quantize_draft(draft.model)
+        _INT8["model"] = quantize_draft(draft.model) if CPU_FP32 else draft.model
     return _INT8["model"]
 
 
@@ -110,18 +121,19 @@ def test_greedy_equality_with_int8_draft(pair, greedy_reference):
     target, draft = pair
     ids = encode(target.tokenizer, "code-completion")
     out = speculative_generate(target.model, _int8(draft), ids, max_new_tokens=NEW_TOKENS, k=4, temperature=0,
-                               generator=torch.Generator(), check_cache_invariant=True)
+                               generator=gen(), check_cache_invariant=True)
     assert out.tolist() == greedy_reference["code-completion"]
 
 
+@pytest.mark.skipif(not CPU_FP32, reason="oneDNN packing is a CPU float32 choice")
 def test_greedy_equality_with_unpacked_kernels(pair):
     """The default MKL kernels too: the 0.5B model as target (unpacked), its int8 copy as draft."""
     _, draft = pair
     ids = encode(draft.tokenizer, "code-completion")
     reference = autoregressive_generate(draft.model, ids, max_new_tokens=NEW_TOKENS, temperature=0,
-                                        generator=torch.Generator())
+                                        generator=gen())
     out = speculative_generate(draft.model, _int8(draft), ids, max_new_tokens=NEW_TOKENS, k=4,
-                               temperature=0, generator=torch.Generator(), check_cache_invariant=True)
+                               temperature=0, generator=gen(), check_cache_invariant=True)
     assert out.tolist() == reference.tolist()
 
 
@@ -129,8 +141,8 @@ def test_real_eos_stops_at_the_chat_end_token(pair):
     target, draft = pair
     tok = target.tokenizer
     ids = encode(tok, "code-chat")
-    reference = autoregressive_generate(target.model, ids, max_new_tokens=6, temperature=0, generator=torch.Generator())
+    reference = autoregressive_generate(target.model, ids, max_new_tokens=6, temperature=0, generator=gen())
     eos = int(reference[3])  # force an early stop at a token greedy decoding reaches
     out = speculative_generate(target.model, draft.model, ids, max_new_tokens=6, k=4, temperature=0,
-                               generator=torch.Generator(), eos_token_id=eos)
+                               generator=gen(), eos_token_id=eos)
     assert out.tolist() == reference.tolist()[: reference.tolist().index(eos) + 1]

@@ -6,6 +6,8 @@ Markers in the Markdown pages:
                       it is inserted raw, since Markdown escapes code itself)
     [[visualizer]]    the Step Visualizer with the recorded traces (docs/figures/visualizer.json)
     [[playground:PART]]  a Playground panel (rule, speedup, race), or its data (docs/figures/playground.json)
+    [[data:FILE]]     a link to FILE in the artifact folder the figures were built from (docs/data/<device>/, or the
+                      folder given to build_figures.py --data): pages name no data folder themselves
     [[!TEXT]]         the literal text [[TEXT]] (the escape)
 Markers are found by the Markdown parser itself (a Python-Markdown extension added to the site's own): an inline
 pattern that runs after code spans, escapes and math are taken, so code blocks (fenced, or indented inside a list
@@ -101,7 +103,7 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
 
 
 def on_page_markdown(markdown: str, *, page: Page, config: MkDocsConfig, files: Files) -> str:
-    start_page(page.file.src_path, markdown)  # the markers are replaced while Markdown renders it (MarkerExtension)
+    start_page(page.file.src_path, markdown, page.url)  # the markers are replaced while Markdown renders it (MarkerExtension)
     return markdown
 
 
@@ -153,9 +155,13 @@ def plotly_bundle() -> str:
 # ---------------------------------------------------------------- the markers, found by the Markdown parser
 
 
-def start_page(page_path: str, markdown: str) -> None:
-    """The page the next Markdown render is of: for error messages (file and line) and what it uses."""
-    _page.update(path=page_path, source=markdown, used=set(), ids={}, seen={})
+def start_page(page_path: str, markdown: str, url: str | None = None) -> None:
+    """The page the next Markdown render is of: for error messages (file and line), what it uses, and its URL (for
+    relative links; by default the directory URL mkdocs gives the file)."""
+    if url is None:
+        stem = page_path.removesuffix(".md")
+        url = "" if stem == "index" else (stem.removesuffix("/index") + "/")
+    _page.update(path=page_path, source=markdown, used=set(), ids={}, seen={}, url=url)
 
 
 def where(text: str, malformed: bool = False) -> str:
@@ -353,6 +359,17 @@ def load_checked(name: str) -> dict:
     return data
 
 
+def data_folder() -> str:
+    """The artifact folder the site's values were built from, relative to docs/ (where values.json's traces.json is)."""
+    sources = load_checked("values")["sources"]
+    folders = {source.rsplit("/", 1)[0] for source in sources if source.endswith("traces.json")}
+    folder = folders.pop() if len(folders) == 1 else ""
+    if not folder or folder.startswith("..") or not (DOCS / folder).is_dir():
+        raise PluginError(f"the figures were built from {sorted(sources)}: the site serves its artifacts from one folder "
+                          f"under docs/ (copy them to docs/data/<name>/ and {FIX} --data docs/data/<name>)")
+    return folder
+
+
 def page_text(text: str) -> str:
     """Text as HTML: escaped, and its square brackets as character references, so that the page shows "[[" where
     the hook put it and MarkerPlacement finds only the "[[" that no marker rendered."""
@@ -392,6 +409,13 @@ def render_marker(marker: str) -> str:
                 f'{script_json(fig["figure"])}</script>')
     if kind == "val" and name:
         return page_text(str(lookup_value(name, text)))
+    if kind == "data" and name:
+        folder = data_folder()
+        if not FIGURE_NAME.fullmatch(name.replace(".", "_").replace("-", "_")) or not (DOCS / folder / name).is_file():
+            raise PluginError(f"{where(text)}: [[data:{name}]]: docs/{folder}/{name} is not a file of the artifact folder "
+                              "the figures were built from")
+        href = get_relative_url(f"{folder}/{name}", _page["url"])
+        return f'<a href="{html.escape(href)}"><code>{page_text(f"docs/{folder}/{name}")}</code></a>'
     if marker == "visualizer":
         if "visualizer" in _page["used"]:
             raise PluginError(f"{where(text)}: a second [[visualizer]] on one page (it is one widget with fixed ids)")
@@ -408,5 +432,5 @@ def render_marker(marker: str) -> str:
         payload = {key: data[key] for key in ("rule", "speedup", "race", "palette")}
         return (f'<script type="application/json" id="specdec-playground-data" '
                 f'data-specdec-marker="{html.escape(marker)}">{script_json(payload)}</script>')
-    raise PluginError(f"{where(text)}: unknown marker {text} (expected [[fig:NAME]], [[val:NAME]], [[visualizer]] "
+    raise PluginError(f"{where(text)}: unknown marker {text} (expected [[fig:NAME]], [[val:NAME]], [[data:FILE]], [[visualizer]] "
                       f"or [[playground:{'|'.join(PLAYGROUND_PANELS + ('data',))}]]; [[!...]] for the literal text)")

@@ -1,0 +1,170 @@
+"""Any artifact set renders, labelled by its own metadata (issue 35): the site is built with `mkdocs build --strict`
+from the committed data and from builds of a tiny local pair whose tokenizer has no chat template: with the fp32
+draft only (--no-int8), with bfloat16 weights (no int8 copy), and with the int8 draft relabelled as a CUDA run
+(CPU-made, for the test). Each site must name only the models, quantization, draft variant and device its
+artifacts contain, and every page must load in Chromium with no console error and no failed request.
+
+The tiny builds run the traces and policies stages (the pair's stages, seconds with tiny models); the exactness
+artifact and the executed notebook, which no pair or device changes (tiny random models, and the walkthrough's own
+default pair, both on the CPU), are the committed ones, given the set's host and versions.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from browser import ROOT, build_site, needs_chromium, open_page, serve
+from test_models import save_tiny
+
+pytestmark = pytest.mark.build
+
+WORDS = ["<unk>", "</s>", "def", "return", "x", "y", "+", "(", ")", ":", "the", "a", "of", "to", "and", "is", "in",
+         "if", "for", "not"]
+PAGES = ["", "visualizer/", "playground/", "benchmark/", "math/", "exactness/", "reproduce/", "glossary/", "source/"]
+# Phrases that state what the measured run was: each must be true of the set's artifacts where a page says it.
+MODEL_WORDS = re.compile(r"Qwen[\w.-]*|\b[01]\.5B\b|Q4_K_M|GGUF")
+DRAFT_VARIANT = re.compile(r"\b(int8|fp32|bf16|fp16) draft\b")
+# (name, build options, relabel as CUDA)
+TINY_SETS = [("tiny-no-int8", ["--no-int8"], False), ("tiny-bf16", ["--dtype", "bfloat16"], False),
+             ("tiny-cuda-label", [], True)]
+CUDA_NAME = "Test GPU (a CPU-made run labelled cuda)"
+
+
+def page_text(path: Path) -> str:
+    """What a reader reads on a page: its text without code, scripts and tags."""
+    text = re.sub(r"<(script|pre|code|style)\b[^>]*>.*?</\1>", " ", path.read_text(), flags=re.S | re.I)
+    return html.unescape(re.sub(r"<[^>]+>", " ", text))
+
+
+def relabel_as_cuda(folder: Path) -> None:
+    for name in ("traces.json", "policies.json"):
+        doc = json.loads((folder / name).read_text())
+        doc["metadata"]["device"].update(type="cuda", name=CUDA_NAME)
+        (folder / name).write_text(json.dumps(doc))
+
+
+def graft_model_free_stages(folder: Path) -> None:
+    """The committed exactness artifact and executed notebook beside a set's own artifacts, with the set's host,
+    versions and seed (what the site requires every artifact to share)."""
+    meta = json.loads((folder / "traces.json").read_text())["metadata"]
+    host = {**meta["device"], "type": "cpu"}
+    exactness = json.loads((ROOT / "docs" / "data" / "cpu" / "exactness.json").read_text())
+    exactness["metadata"].update(device=host, versions=meta["versions"], seed=meta["seed"])
+    (folder / "exactness.json").write_text(json.dumps(exactness))
+    notebook = json.loads((ROOT / "docs" / "notebooks" / "walkthrough.ipynb").read_text())
+    notebook["metadata"]["specdec"]["metadata"].update(device=host, versions=meta["versions"], seed=meta["seed"])
+    (folder / "walkthrough.ipynb").write_text(json.dumps(notebook))
+
+
+def site_copy(work: Path) -> None:
+    """The docs, the site's configuration and the sources the Source page includes, in a folder of its own."""
+    shutil.copytree(ROOT / "docs", work / "docs", ignore=shutil.ignore_patterns("figures", "data"))
+    for package in ("specdec", "specdec_site"):
+        shutil.copytree(ROOT / package, work / package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "mkdocs.yml", work / "mkdocs.yml")
+
+
+def build_figures(work: Path, data: Path) -> None:
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_figures.py"), "--data", str(data),
+                             "--out", str(work / "docs" / "figures")], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+
+
+@pytest.fixture(scope="module")
+def committed_site(tmp_path_factory):
+    """(the site built from the committed data, the metadata of its traces artifact)."""
+    work = tmp_path_factory.mktemp("committed")
+    site_copy(work)
+    shutil.copytree(ROOT / "docs" / "data", work / "docs" / "data")
+    build_figures(work, work / "docs" / "data" / "cpu")
+    build_site(work, work / "site")
+    return work / "site", json.loads((ROOT / "docs" / "data" / "cpu" / "traces.json").read_text())["metadata"]
+
+
+@pytest.fixture(scope="module")
+def tiny_sites(tmp_path_factory):
+    """name -> (built site folder, the metadata of its traces artifact), for each of TINY_SETS."""
+    base = tmp_path_factory.mktemp("sets")
+    pair = base / "pair"
+    save_tiny(pair / "t", 1, WORDS)
+    save_tiny(pair / "d", 2, WORDS)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    builds = {}
+    for name, options, _ in TINY_SETS:  # the three builds side by side (tiny models: a thread each)
+        out = base / name / "docs" / "data" / name
+        builds[name] = subprocess.Popen(
+            [sys.executable, str(ROOT / "scripts" / "build_data.py"), "--quick", "--device", "cpu", "--target",
+             str(pair / "t"), "--draft", str(pair / "d"), "--stages", "traces,policies", "--out", str(out), *options],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    result = {}
+    for name, _, cuda in TINY_SETS:
+        log, _ = builds[name].communicate(timeout=900)
+        assert builds[name].returncode == 0, log[-3000:]
+        work = base / name
+        data = work / "docs" / "data" / name
+        site_copy(work)
+        if cuda:
+            relabel_as_cuda(data)
+        graft_model_free_stages(data)
+        build_figures(work, data)
+        build_site(work, work / "site")
+        result[name] = (work / "site", json.loads((data / "traces.json").read_text())["metadata"])
+    return result
+
+
+@pytest.mark.parametrize("name", ["committed", *(s[0] for s in TINY_SETS)])
+def test_each_page_names_only_what_its_artifacts_contain(request, name):
+    site, meta = request.getfixturevalue("committed_site") if name == "committed" else request.getfixturevalue("tiny_sites")[name]
+    models = " ".join(f"{m['name']} {m['upstream']} {m.get('quantization', '')}" for m in meta["models"].values())
+    variant = meta["draft_variant"]
+    host = json.loads((ROOT / "docs" / "data" / "cpu" / "traces.json").read_text())["metadata"]["device"]["name"]
+    for page in PAGES:
+        text = page_text(site / page / "index.html")
+        for word in set(MODEL_WORDS.findall(text)):
+            assert word in models, f"{name}: {page or 'home'} names {word!r}, which its models ({models}) are not"
+        for said in set(DRAFT_VARIANT.findall(text)):
+            assert said == variant or (said == "fp32" and variant == "int8" and meta["dtype"] == "float32"), \
+                f"{name}: {page or 'home'} says '{said} draft'; the artifacts' draft is {variant} ({meta['dtype']})"
+        if meta["device"]["type"] == "cuda":
+            assert host not in text, f"{name}: {page or 'home'} names the CPU {host!r} of another artifact set"
+    home = page_text(site / "index.html")
+    assert meta["models"]["target"]["upstream"] in home and meta["device"]["name"] in home and meta["dtype"] in \
+        page_text(site / "reproduce" / "index.html")
+    assert f"{variant} draft" in home
+
+
+def test_the_committed_configuration_runs_every_variant(committed_site):
+    assert "not run in this build" not in page_text(committed_site[0] / "benchmark" / "index.html")
+
+
+def test_a_variant_the_run_did_not_make_is_left_out_with_a_note(tiny_sites):
+    for name in ("tiny-no-int8", "tiny-bf16"):  # no int8 copy: no float-draft duplicates
+        assert "not run in this build" in page_text(tiny_sites[name][0] / "benchmark" / "index.html")
+
+
+@needs_chromium
+@pytest.mark.browser
+@pytest.mark.parametrize("name", [s[0] for s in TINY_SETS])
+def test_every_page_of_each_set_loads_without_an_error(tiny_sites, browser, name):
+    site, _ = tiny_sites[name]
+    server, url = serve(site)
+    try:
+        for page_path in PAGES:
+            page, log = open_page(browser, url + page_path)
+            if page.locator(".specdec-figure").count():
+                page.wait_for_selector(".specdec-figure .main-svg")
+            if page_path == "visualizer/":
+                page.wait_for_selector("#sv-chart-pq .main-svg")
+                page.click("#sv-next")
+            assert log["errors"] == [] and log["failed"] == [], (name, page_path, log)
+            page.close()
+    finally:
+        server.shutdown()
