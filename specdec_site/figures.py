@@ -222,7 +222,7 @@ def fig_counterexample(a) -> go.Figure:
     fig = go.Figure()
     for key, name, color in (("p", "target p", PALETTE["target_only"]), ("q", "draft q", PALETTE["q"]),
                              ("correct", "output, norm(max(0, p − q))", PALETTE["accept"]),
-                             ("naive_residual", "output, norm(max(0, p − α·q))", PALETTE["reject"])):
+                             ("naive_residual", "output, norm(max(0, p − a·q))", PALETTE["reject"])):
         fig.add_bar(x=tokens, y=c[key], name=name, marker={"color": color})
     fig.update_layout(**layout("The counterexample, enumerated exactly through verify_draft (k = 1)", "", "probability",
                                barmode="group"))

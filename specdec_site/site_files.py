@@ -183,6 +183,32 @@ def playground_data(artifacts: dict, values: dict) -> dict:
     return {"rule": {"presets": presets}, "speedup": speedup, "race": {"runs": races}, "palette": PALETTE}
 
 
+HOVER_DIGITS = ".3g"  # three significant digits in every hover: 1.86×, 0.914, not 1.8612345
+
+
+def readable_hovers(fig: dict) -> dict:
+    """Hovers a reader can use: the trace's whole name (Plotly cuts it at 15 characters, so "Leviathan Th…" stood for
+    two traces), numbers to three significant digits, and an error bar as its min–max, not "+0.62 / −0.32". A
+    trace with its own hovertemplate keeps it."""
+    fig["layout"]["hoverlabel"] = {**fig["layout"].get("hoverlabel", {}), "namelength": -1}
+    for trace in fig["data"]:
+        if trace.get("hovertemplate") or trace.get("hoverinfo") == "skip":
+            continue
+        horizontal = trace.get("orientation") == "h"
+        value, other = ("x", "y") if horizontal else ("y", "x")
+        template = f"%{{{other}}}: %{{{value}:{HOVER_DIGITS}}}"
+        error = trace.get("error_x" if horizontal else "error_y") or {}
+        if error.get("array") is not None and trace.get(value) is not None:
+            values = trace[value]
+            plus = error["array"]
+            minus = error.get("arrayminus") if error.get("symmetric") is False else plus
+            trace["customdata"] = [[None, None] if v is None else [v - m, v + u]
+                                   for v, u, m in zip(values, plus, minus or plus)]
+            template += f" (min–max %{{customdata[0]:{HOVER_DIGITS}}}–%{{customdata[1]:{HOVER_DIGITS}}})"
+        trace["hovertemplate"] = template + "<extra>%{fullData.name}</extra>"
+    return fig
+
+
 def write_site_files(data_dir: Path, out: Path) -> list[str]:
     import plotly
 
@@ -193,7 +219,7 @@ def write_site_files(data_dir: Path, out: Path) -> list[str]:
     common = {"sources": sources, "plotly_version": plotly.__version__}
     files = {}
     for name, builder in FIGURES.items():
-        fig = json.loads(builder(artifacts).to_json())
+        fig = readable_hovers(json.loads(builder(artifacts).to_json()))
         fig["layout"].pop("template", None)  # the site themes figures itself (light/dark)
         files[name] = {**common, "title": fig["layout"]["title"]["text"], "figure": fig}
     files["values"] = {**common, "values": compute_values(artifacts)}

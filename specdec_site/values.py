@@ -69,6 +69,24 @@ def _greedy_runs_diverged(a):
     return f"{len(checks) - sum(checks)} of {len(checks)}"
 
 
+def _noise_tv(a) -> str:
+    """The total variation distance that sampling noise alone gives: its expected value between the exact sequence
+    distribution and the histogram of N draws from it, E[TV] = ½ Σ E|X_i/N − p_i| with X_i ~ Binomial(N, p_i), by de
+    Moivre's mean absolute deviation E|X − Np| = 2 ν C(N, ν) p^ν (1 − p)^(N − ν + 1), ν = ⌊Np⌋ + 1."""
+    import math
+
+    e = a["exactness"]
+    n = e["rules"]["correct"]["samples"]
+    total = 0.0
+    for p in e["exact"]:
+        if 0 < p < 1:
+            nu = math.floor(n * p) + 1
+            log_mad = (math.log(2 * nu) + math.lgamma(n + 1) - math.lgamma(nu + 1) - math.lgamma(n - nu + 1)
+                       + nu * math.log(p) + (n - nu + 1) * math.log1p(-p))
+            total += math.exp(log_mad) / n
+    return fmt(total / 2, 4)
+
+
 def _rule(rule: str, what: Callable):
     return lambda a: what(a["exactness"]["rules"][rule])
 
@@ -625,6 +643,7 @@ VALUES: dict[str, Callable] = {
     "trace_runs": lambda a: len(a["traces"]["runs"]),
     # exactness
     "exact_correct_tv": _rule("correct", lambda r: fmt(r["tv_distance"], 4)),
+    "exact_noise_tv": _noise_tv,
     "exact_correct_p": _rule("correct", lambda r: f"{r['p_value']:.3g}"),
     "exact_correct_samples": _rule("correct", lambda r: f"{r['samples']:,}"),
     "exact_naive_residual_tv": _rule("naive_residual", lambda r: fmt(r["tv_distance"], 4)),

@@ -99,7 +99,7 @@ def tiny_sites(tmp_path_factory):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
     builds = {}
     for name, options, _ in TINY_SETS:  # the three builds side by side (tiny models: a thread each)
-        out = base / name / "docs" / "data" / name
+        out = base / "data" / name
         builds[name] = subprocess.Popen(
             [sys.executable, str(ROOT / "scripts" / "build_data.py"), "--quick", "--device", "cpu", "--target",
              str(pair / "t"), "--draft", str(pair / "d"), "--stages", "traces,policies", "--out", str(out), *options],
@@ -111,6 +111,7 @@ def tiny_sites(tmp_path_factory):
         work = base / name
         data = work / "docs" / "data" / name
         site_copy(work)
+        shutil.copytree(base / "data" / name, data)
         if cuda:
             relabel_as_cuda(data)
         graft_model_free_stages(data)

@@ -529,3 +529,35 @@ def test_the_playground_quotes_the_pages_numbers():
     assert defaults["alpha"] == float(values["code_greedy_best_alpha"])
     assert defaults["c"] == float(values["code_greedy_best_c"])
     assert defaults["k"] == int(values["code_greedy_best_k"])
+
+
+def contrast(a: str, b: str) -> float:
+    """WCAG 2 contrast ratio of two #rrggbb colours."""
+    def luminance(color: str) -> float:
+        rgb = [int(color[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+        lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_in_the_dark_scheme_every_trace_colour_and_link_reaches_wcag_aa():
+    """Graphics need 3:1 against the background (WCAG 1.4.11), text 4.5:1 (1.4.3). The dark scheme's background is
+    Material's slate, #1e2129; a trace colour too dark for it is swapped for its light tone by specdec.js
+    (DARK_TONES), and the links and buttons take #9fa8da (specdec.css)."""
+    from specdec_site.figures import PALETTE
+
+    script = (ROOT / "docs" / "assets" / "specdec.js").read_text()
+    tones = json.loads(re.search(r"const DARK_TONES = (\{[^}]*\});", script).group(1))
+    slate = "#1e2129"
+    for name, color in PALETTE.items():
+        if name in ("accepted", "rejected", "resampled", "bonus"):  # backgrounds under #111 text: text contrast
+            assert contrast(color, "#111111") >= 4.5, (name, color)
+            continue
+        shown = tones.get(color, color)
+        assert contrast(shown, slate) >= 3, (name, color, shown, round(contrast(shown, slate), 2))
+    css = (ROOT / "docs" / "assets" / "specdec.css").read_text()
+    link = re.search(r'\[data-md-color-scheme="slate"\] \{ --md-typeset-a-color: (#[0-9a-f]{6}); \}', css).group(1)
+    assert contrast(link, slate) >= 4.5
+    assert contrast("#3f51b5", slate) < 3  # the indigo it replaces fails: the test can tell

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 
 import pytest
 import torch
@@ -281,3 +282,42 @@ def test_the_calculator_shows_the_runs_beside_the_theory_and_says_when_speculati
     page.evaluate("() => { const s = document.getElementById('pg-alpha'); s.value = '0'; s.dispatchEvent(new Event('input')); }")
     readout = page.inner_text("#pg-speedup-readout")
     assert "speculation does not pay here" in readout and "use k = 1" not in readout
+
+
+def test_the_guided_exercises_show_what_the_page_says(playground):
+    """The Playground's "Try this, in order": each step's observation, as the page states it."""
+    page, _ = playground
+    beta = lambda: page.inner_text("#pg-beta")  # noqa: E731
+    tv = lambda: float(re.search(r"TV = ([0-9.e+-]+)", beta()).group(1))  # noqa: E731
+    # 1. q = p: every draft accepted, no residual
+    page.select_option("#pg-preset", "0")
+    assert "β = Σ min(p, q) = 1.000" in beta() and "every draft is accepted" in beta()
+    # 2. disjoint supports: nothing accepted, the output still p
+    page.select_option("#pg-preset", "1")
+    assert "β = Σ min(p, q) = 0.000" in beta() and tv() < 1e-12
+    # 3. the counterexample: the wrong rule's output is not p, and sampling says so; the correct rule passes
+    page.select_option("#pg-preset", "2")
+    page.select_option("#pg-rule", "naive")
+    assert tv() > 0.01
+    page.fill("#pg-n", "100000")
+    page.click("#pg-sample")
+    assert float(page.get_attribute("#pg-sample-result", "data-pvalue")) < 1e-6
+    page.select_option("#pg-rule", "correct")
+    assert tv() < 1e-12
+    page.click("#pg-sample")
+    assert float(page.get_attribute("#pg-sample-result", "data-pvalue")) > 1e-3
+    # 4. c = 0: the best k of eq. (8) grows
+    best = lambda: int(re.search(r"(?:use k = |at k = )(\d+)", page.inner_text("#pg-speedup-readout")).group(1))  # noqa: E731
+    before = best()
+    page.fill("#pg-c", "0")
+    page.dispatch_event("#pg-c", "input")
+    assert best() > before, page.inner_text("#pg-speedup-readout")
+    # 5. the race: the same text in both lanes, and the speculative lane first
+    page.select_option("#pg-race-speed", "4")
+    page.click("#pg-race-play")
+    page.wait_for_function("() => document.getElementById('pg-race-status').textContent.includes('as measured')",
+                           timeout=120000)
+    lanes = [page.inner_text(f"#pg-lane-{lane}") for lane in ("target", "spec")]
+    assert lanes[0] == lanes[1]
+    clocks = [float(page.inner_text(f"#pg-clock-{lane}").split()[0]) for lane in ("target", "spec")]
+    assert clocks[1] < clocks[0], clocks

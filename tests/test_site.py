@@ -377,7 +377,7 @@ def test_a_step_without_drafts_shows_no_stale_chart(site, browser):
     run, step = found[0]
     page.evaluate(f"""() => {{ const v = document.getElementById('specdec-visualizer')._specdec;
         v.run = v.runs[{run}]; v.renderRun(); v.go({step}); }}""")
-    assert "0 of 0 accepted" in page.inner_text(".sv-step-label")
+    assert page.inner_text(".sv-step-label").endswith(": no drafts")  # not "0 of 0 accepted" (issue 36)
     assert "All 0 drafts" not in page.inner_text(".sv-detail")
     assert "No drafts this step" in page.inner_text(".sv-detail")
     for div in ("sv-chart-pq", "sv-chart-accept"):
@@ -616,4 +616,36 @@ def test_the_trace_command_writes_a_trace_the_visualizer_opens(site, browser, tm
         page.click("#sv-next")
         assert page.inner_text(".sv-step-label").startswith(f"step {step} / {n_steps}")
     assert log["errors"] == []
+    page.close()
+
+
+def test_the_step_label_counts_drafts_with_the_right_plural(site, browser):
+    page, log = open_page(browser, site + "visualizer/")
+    page.wait_for_selector("#sv-chart-pq .main-svg")
+    labels = page.evaluate("""() => { const v = document.getElementById('specdec-visualizer')._specdec, out = [];
+        v.runs.forEach(function (r) { v.run = r; v.renderRun();
+          r.trace.steps.forEach(function (s, i) { v.go(i); out.push([s.k, document.querySelector('.sv-step-label').textContent,
+            document.querySelector('.sv-extra').textContent]); }); });
+        return out; }""")
+    for k, label, extra in labels:
+        if k == 1:
+            assert label.endswith(" of 1 draft accepted"), label
+        assert " 1 drafts" not in label and "All 1 drafts" not in extra and "0 of 0" not in label
+        assert '"' not in extra  # tokens shown as the strip shows them (␣ for a space), not quoted
+    assert {k for k, _, _ in labels} >= {0, 1}, "the committed runs have steps of 0 and of 1 draft"
+    assert log["errors"] == []
+    page.close()
+
+
+@pytest.mark.parametrize("path", [p for p in PAGES if p != "notebooks/walkthrough/"], ids=lambda p: p or "home")
+def test_no_table_is_wider_than_its_column_at_1400_px(site, browser, path):
+    """A table wider than the text column scrolls sideways, prose columns and all (the benchmark's tables, with code
+    and prose side by side, were 1134 and 1334 px in a 720 px column): one table per domain."""
+    page, _ = open_page(browser, site + path, width=1400)
+    page.wait_for_timeout(300)
+    wide = page.evaluate("""() => Array.from(document.querySelectorAll('.md-content table')).map(t => {
+        const column = document.querySelector('.md-content__inner').getBoundingClientRect().width;
+        return [t.getBoundingClientRect().width, column, (t.querySelector('th') || t).textContent.slice(0, 40)];
+      }).filter(([w, column]) => w > column + 1)""")
+    assert wide == [], wide
     page.close()

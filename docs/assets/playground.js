@@ -7,6 +7,13 @@
   "use strict";
 
   // ------------------------------------------------------------------ the rule (pure functions)
+
+  // The palette with specdec.js's dark-scheme tones (WCAG AA on the slate background)
+  function tonedPalette(palette) {
+    const out = {};
+    Object.keys(palette).forEach(function (key) { out[key] = window.specdecSite.tone(palette[key]); });
+    return out;
+  }
   function normalize(v) {
     const s = v.reduce(function (a, b) { return a + b; }, 0);
     return s > 0 ? v.map(function (x) { return x / s; }) : null;
@@ -186,7 +193,7 @@
     this.presets.forEach(function (pr, i) { presetSel.appendChild(el("option", { value: String(i) }, pr.name)); });
     const ruleSel = el("select", { id: "pg-rule", "aria-label": "Residual rule" });
     ruleSel.append(el("option", { value: "correct" }, "correct residual norm(max(0, p − q))"),
-      el("option", { value: "naive" }, "wrong residual norm(max(0, p − α·q))"));
+      el("option", { value: "naive" }, "wrong residual norm(max(0, p − a·q))"));
     top.append(el("label", { for: "pg-preset" }, "Preset "), presetSel, el("label", { for: "pg-rule" }, " Rule "), ruleSel);
     root.appendChild(top);
     root.appendChild(el("p", { class: "pg-hint", id: "pg-preset-hint" }));
@@ -288,7 +295,7 @@
     this.table.appendChild(el("p", { id: "pg-beta" }, "β = Σ min(p, q) = " + f3(beta) + " = 1 − TV(p, q): the chance a draft is accepted. " +
       (beta > 1 - 1e-12 ? "p = q: every draft is accepted, no residual is needed. " : "") +
       "Distance of the exact output from p: TV = " + tv.toExponential(2) + (rule === "naive" ? " (the wrong rule)." : ".")));
-    const pal = this.palette;
+    const pal = tonedPalette(this.palette);  // light tones on the dark scheme (specdec.js)
     const traces = [
       { type: "bar", name: "target p", x: this.labels, y: p, marker: { color: pal.p } },
       { type: "bar", name: "draft q", x: this.labels, y: q, marker: { color: pal.q } },
@@ -347,7 +354,8 @@
     const grid = el("div", { class: "pg-controls" });
     const d = this.data.defaults;
     this.alpha = slider("pg-alpha", "acceptance rate α", 0, 0.99, 0.01, d.alpha, "Try this: raise α toward 1: the best k grows without bound.");
-    this.c = slider("pg-c", "draft cost c (× target pass)", 0, 1, 0.005, d.c, "Try this: c = 0 (a free draft, like prompt lookup): long drafts only cost verify time.");
+    // step 0.001: the measured c (values.json, three decimals) is a slider position, not snapped to another number
+    this.c = slider("pg-c", "draft cost c (× target pass)", 0, 1, 0.001, d.c, "Try this: c = 0 (a free draft, like prompt lookup): long drafts only cost verify time.");
     this.k = slider("pg-k", "k (drafts per step)", 1, 16, 1, d.k, "Your k: marked on the curves.");
     this.v = slider("pg-v", "verify cost per extra token (× target pass)", 0, 0.3, 0.005, d.verify_slope, "Measured here: scoring k+1 tokens costs 1 + this × k passes.");
     [this.alpha, this.c, this.k, this.v].forEach(function (s) {
@@ -384,7 +392,7 @@
     const eq8 = ks.map(function (i) { return speedup(a, i, c, 1 + slope * i); });
     const tpp = ks.map(function (i) { return tokensPerPass(a, i); });
     const best = bestOf(eq8) + 1;
-    const pal = this.palette;
+    const pal = tonedPalette(this.palette);  // light tones on the dark scheme (specdec.js)
     const traces = [
       { type: "scatter", mode: "lines", name: "tokens per target pass, eq. (6)", x: ks, y: tpp, line: { color: pal.unevaluated, dash: "dot" } },
       { type: "scatter", mode: "lines", name: "theory, i.i.d. α: Thm 3.8, eq. (7)", x: ks, y: eq7, line: { color: pal.p, dash: "dash" } },
@@ -410,7 +418,9 @@
       legend: { orientation: "h", x: 0, xref: "container", y: 0, yref: "container", yanchor: "bottom" } })), configFor(speedDiv)).then(noTabStops);
     const theory = eq8[best - 1] <= 1
       ? "Independent-α theory, eq. (8): speculation does not pay here (at best " + eq8[best - 1].toFixed(2) + "× at k = " + best + ": below 1 is slower than the target alone)."
-      : "Independent-α theory, eq. (8): use k = " + best + ", expect " + eq8[best - 1].toFixed(2) + "× (" + tpp[best - 1].toFixed(2) + " tokens per target pass).";
+      : "Independent-α theory, eq. (8): " + (best === ks.length && eq8[best - 1] > eq8[best - 2]
+        ? "the speedup still rises at k = " + best + ", the largest k drawn here (it would take a longer draft), "
+        : "use k = " + best + ", ") + "expect " + eq8[best - 1].toFixed(2) + "× (" + tpp[best - 1].toFixed(2) + " tokens per target pass).";
     const runs = runAware.map(function (r) {
       return r.label + ": best k = " + r.best + ", " + r.y[r.best - 1].toFixed(2) + "×";
     }).join("; ");

@@ -25,6 +25,22 @@
     return out;
   }
   const PLOT_CONFIG = { responsive: true, displaylogo: false };
+  // Trace colours too dark for the slate background (WCAG AA asks 3:1 for graphics): the indigo of code and of p is
+  // 2.3:1 there (its light tone 6.5:1), the purple of the residual 2.6:1 (6.7:1). tests/test_build_data.py computes
+  // every colour of the palette against the slate background.
+  const DARK_TONES = { "#3f51b5": "#8c9eff", "#9c27b0": "#ce93d8" };
+  function tone(color) {
+    return dark() && DARK_TONES[color] ? DARK_TONES[color] : color;
+  }
+  function tonedTraces(data) {
+    return data.map(function (t) {
+      const out = Object.assign({}, t);
+      ["marker", "line", "error_y"].forEach(function (key) {
+        if (out[key] && typeof out[key].color === "string") out[key] = Object.assign({}, out[key], { color: tone(out[key].color) });
+      });
+      return out;
+    });
+  }
 
   // ------------------------------------------------------------------ figures that fit their width
   // The figures' JSON is laid out for a wide page (specdec_site/figures.py). At the width a figure actually has: its
@@ -57,7 +73,8 @@
     return out;
   }
   function plotConfig(width) {
-    return Object.assign({}, PLOT_CONFIG, { displayModeBar: width >= NARROW });
+    // the toolbar only while the pointer is over the plot ("hover"), and never on a phone
+    return Object.assign({}, PLOT_CONFIG, { displayModeBar: width >= NARROW ? "hover" : false });
   }
   // The width in px of `text` in the page's font at `px` px (one canvas, reused): chart titles and tick labels.
   let measureCanvas = null;
@@ -144,7 +161,7 @@
       const fig = JSON.parse(script.textContent);
       const width = div.clientWidth || window.innerWidth;
       div.dataset.narrow = String(width < NARROW);
-      Plotly.react(div, fig.data, themed(fitted(titleAbove(div, fig.layout || {}), width)), plotConfig(width)).then(noTabStops);
+      Plotly.react(div, tonedTraces(fig.data), themed(fitted(titleAbove(div, fig.layout || {}), width)), plotConfig(width)).then(noTabStops);
     });
   }
   let resizeTimer = null;
@@ -453,7 +470,8 @@
     const s = this.run.trace.steps[this.step];
     this.root.querySelector("#sv-slider").value = String(this.step);
     this.root.querySelector(".sv-step-label").textContent =
-      "step " + (this.step + 1) + " / " + this.run.trace.steps.length + ": " + s.n_accepted + " of " + s.k + " accepted";
+      "step " + (this.step + 1) + " / " + this.run.trace.steps.length + ": " +
+      (s.k === 0 ? "no drafts" : s.n_accepted + " of " + s.k + " draft" + (s.k === 1 ? "" : "s") + " accepted");
     this.root.querySelectorAll(".sv-step").forEach(function (g) {
       g.classList.toggle("sv-current", g.dataset.step === String(self.step));
     });
@@ -468,7 +486,7 @@
       const fate = s.fates[j];
       const row = el("tr", { class: "sv-row" + (j === self.pos ? " sv-row-current" : ""), tabindex: "0" });
       [String(j + 1), visible(self.tok(t)), fmt(s.q_draft_tokens[j]), fmt(s.p_draft_tokens[j]), fmt(s.accept_probs[j]),
-       fmt(s.uniforms[j]), fate].forEach(function (c) { row.appendChild(el("td", {}, c)); });
+       fate === "not evaluated" ? "–" : fmt(s.uniforms[j]), fate].forEach(function (c) { row.appendChild(el("td", {}, c)); });
       function choose() { self.pos = j; self.renderStep(); }
       row.addEventListener("click", choose);
       row.addEventListener("keydown", function (e) { if (e.key === "Enter" || e.key === " ") { choose(); e.preventDefault(); } });
@@ -477,10 +495,11 @@
     detail.appendChild(table);
     const extra = s.k === 0
       ? "No drafts this step (its budget was 0: the last token before max_new_tokens, or no n-gram match): the target " +
-        "pass emitted " + JSON.stringify(this.tok(s.emitted[0])) + " from its own p, as plain decoding would."
+        "pass emitted " + visible(this.tok(s.emitted[0])) + " from its own p, as plain decoding would."
       : s.bonus_token !== null
-      ? "All " + s.k + " drafts accepted: bonus token " + JSON.stringify(this.tok(s.bonus_token)) + " drawn from the target's next distribution p."
-      : "Rejected at position " + (s.n_accepted + 1) + ": token " + JSON.stringify(this.tok(s.resampled_token)) +
+      ? (s.k === 1 ? "The draft was accepted" : "All " + s.k + " drafts accepted") + ": bonus token " +
+        visible(this.tok(s.bonus_token)) + " drawn from the target's next distribution p."
+      : "Rejected at position " + (s.n_accepted + 1) + ": token " + visible(this.tok(s.resampled_token)) +
         " resampled from norm(max(0, p \u2212 q)).";
     detail.appendChild(el("p", { class: "sv-extra" }, extra));
     this.renderCharts(s);
@@ -514,7 +533,10 @@
       const pv = {}, qv = {};
       p.ids.forEach(function (id, i) { pv[id] = p.probs[i]; });
       q.ids.forEach(function (id, i) { qv[id] = q.probs[i]; });
-      let ids = Array.from(new Set(p.ids.concat(q.ids)));
+      // tokens with mass under p or q (a greedy step's top-10 lists zeros after its one-hot token); the drafted one stays
+      let ids = Array.from(new Set(p.ids.concat(q.ids))).filter(function (id) {
+        return (pv[id] || 0) > 0 || (qv[id] || 0) > 0 || id === s.draft_tokens[j];
+      });
       ids.sort(function (a, b) { return ((pv[b] || 0) - (pv[a] || 0)) || ((qv[b] || 0) - (qv[a] || 0)); });
       const all = ids;
       function drawPQ(width) {  // the drafted token stays among the labelled ones
@@ -522,7 +544,7 @@
         const shown = fit.ids, axis = self.tokenAxis(shown, s.draft_tokens[j]);
         const title = "p and q at position " + (j + 1) + " (\u25c0 drafted)" + (fit.cut > 0 ? "; top " + shown.length + " of " + all.length : "");
         return Plotly.react(pq, [
-          { type: "bar", name: "p (target)", x: axis.x, y: shown.map(function (id) { return pv[id] === undefined ? null : pv[id]; }), hovertext: axis.hover, hoverinfo: "text+y+name", marker: { color: pal.p } },
+          { type: "bar", name: "p (target)", x: axis.x, y: shown.map(function (id) { return pv[id] === undefined ? null : pv[id]; }), hovertext: axis.hover, hoverinfo: "text+y+name", marker: { color: tone(pal.p) } },
           { type: "bar", name: "q (draft)", x: axis.x, y: shown.map(function (id) { return qv[id] === undefined ? null : qv[id]; }), hovertext: axis.hover, hoverinfo: "text+y+name", marker: { color: pal.q } },
         ], themed(titled(pq, title, Object.assign({}, layoutBase, { barmode: "group", legend: LEGEND_BELOW(-0.14), xaxis: axis.layout, yaxis: { title: { text: "probability" }, range: [0, 1] } }))), configFor(pq)).then(noTabStops);
       }
@@ -537,12 +559,15 @@
                  y: s.accept_probs.map(function (a, i) { return s.fates[i] === f[0] ? a : null; }) };
       });
       Plotly.react(accept, bars.concat([
-        { type: "scatter", mode: "markers", name: "draw r", x: pos, y: s.uniforms, marker: { symbol: "line-ew-open", size: 28, line: { width: 3 }, color: dark() ? "#fff" : "#000" } },
+        // r only where it decided something: past the first rejection no draw was compared
+        { type: "scatter", mode: "markers", name: "draw r", x: pos, y: s.uniforms.map(function (r, i) { return s.fates[i] === "not evaluated" ? null : r; }), marker: { symbol: "line-ew-open", size: 28, line: { width: 3 }, color: dark() ? "#fff" : "#000" } },
       ]), themed(titled(accept, "accept iff r < min(1, p/q)", Object.assign({}, layoutBase, { barmode: "overlay", legend: LEGEND_BELOW(-0.36),
         margin: Object.assign({}, layoutBase.margin, { b: 110 }), xaxis: { title: { text: "draft position" }, range: [0.4, s.k + 0.6], tickformat: "d", dtick: s.k <= 8 ? 1 : undefined }, yaxis: { range: [0, 1.05], title: { text: "probability" } } }))), configFor(accept)).then(noTabStops);
     }
     // the residual at a rejection, or the bonus distribution
-    const res = s.top_residual || s.top_p[s.k];
+    const top = s.top_residual || s.top_p[s.k];
+    const kept = top.ids.map(function (_, i) { return i; }).filter(function (i) { return top.probs[i] > 0; });
+    const res = { ids: kept.map(function (i) { return top.ids[i]; }), probs: kept.map(function (i) { return top.probs[i]; }) };
     const title = s.top_residual ? "residual norm(max(0, p \u2212 q)) at the rejected position"
       : (s.k === 0 ? "p: the distribution this step's token was drawn from" : "p after the last draft: the bonus token's distribution");
     const resDiv = document.getElementById("sv-chart-residual");
@@ -551,14 +576,14 @@
       const axis = self.tokenAxis(fit.ids, null);
       const text = title + (fit.cut > 0 ? "; top " + fit.ids.length + " of " + res.ids.length : "");
       return Plotly.react(resDiv, [
-        { type: "bar", name: s.top_residual ? "residual" : "p", x: axis.x, y: res.probs.slice(0, fit.ids.length), hovertext: axis.hover, hoverinfo: "text+y", marker: { color: s.top_residual ? pal.residual : pal.p } },
+        { type: "bar", name: s.top_residual ? "residual" : "p", x: axis.x, y: res.probs.slice(0, fit.ids.length), hovertext: axis.hover, hoverinfo: "text+y", marker: { color: tone(s.top_residual ? pal.residual : pal.p) } },
       ], themed(titled(resDiv, text, Object.assign({}, layoutBase, { xaxis: axis.layout, yaxis: { range: [0, 1], title: { text: "probability" } } }))), configFor(resDiv)).then(noTabStops);
     }
     refit(resDiv, drawResidual);
   };
 
   // Shared with the Playground (playground.js), which loads after this file.
-  window.specdecSite = { dark: dark, themed: themed, titled: titled, el: el, configFor: configFor, noTabStops: noTabStops, withPlotly: withPlotly };
+  window.specdecSite = { dark: dark, tone: tone, themed: themed, titled: titled, el: el, configFor: configFor, noTabStops: noTabStops, withPlotly: withPlotly };
 
   function renderVisualizer() {
     const root = document.getElementById("specdec-visualizer");
