@@ -53,8 +53,10 @@ def site(tmp_path_factory):
     from browser import ROOT, build_site, serve
 
     dest = tmp_path_factory.mktemp("site")
-    build_site(ROOT, dest)
     server, url = serve(dest)
+    # site_url is where it is served: Material's instant navigation is on, as on the hosted site (its sitemap's
+    # URLs are this server's)
+    build_site(ROOT, dest, SPECDEC_SITE_URL=url)
     yield url
     server.shutdown()
 

@@ -455,7 +455,8 @@ def test_site_build_refuses_artifacts_from_two_environments():
     with pytest.raises(SystemExit, match="disagree on device.platform"):
         check_one_environment(mixed)
     mixed = copy.deepcopy(artifacts)
-    mixed["traces"]["metadata"]["device"]["capability"] = "AVX2"  # same platform string, another instruction set
+    capability = mixed["traces"]["metadata"]["device"]["capability"]  # same platform string, another instruction set
+    mixed["traces"]["metadata"]["device"]["capability"] = "AVX512" if capability == "AVX2" else "AVX2"
     with pytest.raises(SystemExit, match="disagree on device.capability"):
         check_one_environment(mixed)
     mixed = copy.deepcopy(artifacts)

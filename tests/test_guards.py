@@ -503,16 +503,19 @@ def test_a_huge_k_or_max_new_tokens_allocates_for_what_is_made(pair):
     assert out.shape == (1,)
 
 
-def test_growing_buffers_keep_greedy_equal_past_their_first_size(pair):
-    """Past the sequence buffer's first room (256 new tokens) and the drafter's (64 drafts in a step)."""
-    from specdec.decoding import INITIAL_NEW_TOKENS
-    from specdec.drafters import DRAFT_ROOM
+def test_growing_buffers_keep_greedy_equal_past_their_first_size(pair, monkeypatch):
+    """Past the sequence buffer's first room and the drafter's, set small here (256 new tokens and 64 drafts in a step
+    in the library) so that a short run grows each several times."""
+    import specdec.decoding
+    import specdec.drafters
 
+    monkeypatch.setattr(specdec.decoding, "INITIAL_NEW_TOKENS", 5)
+    monkeypatch.setattr(specdec.drafters, "DRAFT_ROOM", 2)
     target, draft = pair
-    n = INITIAL_NEW_TOKENS + 40
+    n = 40
     gen = torch.Generator().manual_seed(0)
     reference = autoregressive_generate(target, PROMPT, max_new_tokens=n, temperature=0, generator=gen)
-    for k in (3, DRAFT_ROOM + 10):
+    for k in (3, 12):
         out = speculative_generate(target, draft, PROMPT, max_new_tokens=n, k=k, temperature=0, generator=gen,
                                    check_cache_invariant=True)
         assert out.tolist() == reference.tolist()

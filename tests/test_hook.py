@@ -257,7 +257,7 @@ def test_the_visualizer_gets_its_chart_layout(hook, monkeypatch):
     data = {"runs": [{"id": "r"}], "palette": {"p": "#000"}, "layout": {"margin": {"t": 40}, "height": 340}}
     monkeypatch.setattr(hook, "load_checked", lambda name: data)
     out, _ = render(hook, "[[visualizer]]\n")
-    payload = re.search(r'<script type="application/json" id="specdec-visualizer-data">(.*?)</script>', out, re.S)
+    payload = re.search(r'<template id="specdec-visualizer-data" data-search-exclude>(.*?)</template>', out, re.S)
     assert payload and json.loads(payload.group(1))["layout"] == data["layout"]
 
 

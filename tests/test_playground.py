@@ -179,8 +179,7 @@ def test_keyboard_operates_the_controls(playground):
 
 def test_race_replays_the_measured_run(playground):
     page, _ = playground
-    data = json.loads(page.inner_text("#specdec-playground-data") or page.evaluate(
-        "() => document.getElementById('specdec-playground-data').textContent"))
+    data = json.loads(page.evaluate("() => document.getElementById('specdec-playground-data').content.textContent"))
     run = data["race"]["runs"][0]
     page.select_option("#pg-race-speed", "4")
     page.click("#pg-race-play")
@@ -288,7 +287,7 @@ def test_the_guided_exercises_show_what_the_page_says(playground):
     """The Playground's "Try this, in order": each step's observation, as the page states it."""
     page, _ = playground
     beta = lambda: page.inner_text("#pg-beta")  # noqa: E731
-    tv = lambda: float(re.search(r"TV = ([0-9.e+-]+)", beta()).group(1))  # noqa: E731
+    tv = lambda: float(re.search(r"TV = (\d\.\d+e[+-]\d+)", beta()).group(1))  # noqa: E731
     # 1. q = p: every draft accepted, no residual
     page.select_option("#pg-preset", "0")
     assert "β = Σ min(p, q) = 1.000" in beta() and "every draft is accepted" in beta()
@@ -308,6 +307,9 @@ def test_the_guided_exercises_show_what_the_page_says(playground):
     assert float(page.get_attribute("#pg-sample-result", "data-pvalue")) > 1e-3
     # 4. c = 0: the best k of eq. (8) grows
     best = lambda: int(re.search(r"(?:use k = |at k = )(\d+)", page.inner_text("#pg-speedup-readout")).group(1))  # noqa: E731
+    for slider, value in (("pg-alpha", "0.8"), ("pg-c", "0.2")):  # where the exercise starts: a useful draft
+        page.fill(f"#{slider}", value)
+        page.dispatch_event(f"#{slider}", "input")
     before = best()
     page.fill("#pg-c", "0")
     page.dispatch_event("#pg-c", "input")

@@ -117,8 +117,10 @@ def test_palette_toggle_rethemes_figures(site, browser):
 
 def test_instant_navigation_renders_figures(site, browser):
     page, log = open_page(browser, site)
+    page.evaluate("() => { window.__probe = 1; }")
     page.click("a.md-nav__link[href$='benchmark/']")
     page.wait_for_url("**/benchmark/")
+    assert page.evaluate("() => window.__probe") == 1, "the click reloaded the page: instant navigation is off"
     page.wait_for_function(f"document.querySelectorAll('.specdec-figure.js-plotly-plot').length === {markers('benchmark/')}",
                            timeout=15000)
     # KaTeX, loaded on demand, also renders a page reached without a reload (and from a page without math)
@@ -558,7 +560,9 @@ def test_under_a_sub_path_every_page_and_the_404_page_work_and_navigation_is_ins
     try:
         build_site(ROOT, tmp_path / "site", SPECDEC_SITE_URL=url, SPECDEC_REPO_URL="https://example.org/you/specdec")
         assert f"<loc>{url}benchmark/</loc>" in (tmp_path / "site" / "sitemap.xml").read_text()
-        for path in [*PAGES, "glossary/", "no-such-page/"]:
+        # a page of each kind (figures, the widgets, math, the notebook) and the 404 page; every page is checked
+        # at the root by the tests above
+        for path in ["", "visualizer/", "playground/", "math/", "notebooks/walkthrough/", "no-such-page/"]:
             page, log = open_page(browser, url + path)
             page.wait_for_timeout(200)
             failed = [f for f in log["failed"] if not (path == "no-such-page/" and f == f"404 {url}{path}")]
@@ -623,16 +627,20 @@ def test_the_step_label_counts_drafts_with_the_right_plural(site, browser):
     page, log = open_page(browser, site + "visualizer/")
     page.wait_for_selector("#sv-chart-pq .main-svg")
     labels = page.evaluate("""() => { const v = document.getElementById('specdec-visualizer')._specdec, out = [];
-        v.runs.forEach(function (r) { v.run = r; v.renderRun();
-          r.trace.steps.forEach(function (s, i) { v.go(i); out.push([s.k, document.querySelector('.sv-step-label').textContent,
-            document.querySelector('.sv-extra').textContent]); }); });
+        v.runs.forEach(function (r) { v.run = r; v.step = 0; v.pos = 0; v.renderRun();
+          r.trace.steps.forEach(function (s, i) { v.go(i);
+            const t = s.k === 0 ? s.emitted[0] : (s.bonus_token !== null ? s.bonus_token : s.resampled_token);
+            out.push([s.k, document.querySelector('.sv-step-label').textContent,
+                      document.querySelector('.sv-extra').textContent, t === null ? null : v.tok(t)]); }); });
         return out; }""")
-    for k, label, extra in labels:
+    for k, label, extra, token in labels:
         if k == 1:
             assert label.endswith(" of 1 draft accepted"), label
         assert " 1 drafts" not in label and "All 1 drafts" not in extra and "0 of 0" not in label
-        assert '"' not in extra  # tokens shown as the strip shows them (␣ for a space), not quoted
-    assert {k for k, _, _ in labels} >= {0, 1}, "the committed runs have steps of 0 and of 1 draft"
+        if token is not None:  # tokens shown as the strip shows them (␣ for a space), not as JSON strings
+            shown = token.replace("\n", "↵").replace("\t", "⇥").replace(" ", "␣")
+            assert f" {shown} " in extra, (extra, shown)
+    assert {k for k, *_ in labels} >= {0, 1}, "the committed runs have steps of 0 and of 1 draft"
     assert log["errors"] == []
     page.close()
 

@@ -530,9 +530,9 @@
     window.specdecSite.withPlotly(build);
   }
   function build() {
-    const script = document.getElementById("specdec-playground-data");
-    if (!script) return;
-    const data = JSON.parse(script.textContent);
+    const template = document.getElementById("specdec-playground-data");  // a <template>: specdec_hook.script_json
+    if (!template) return;
+    const data = JSON.parse(template.content.textContent);
     const panels = [];
     const rule = document.getElementById("pg-rule-panel");
     const speed = document.getElementById("pg-speedup-panel");

@@ -155,10 +155,11 @@
 
   // ------------------------------------------------------------------ static figures
   function renderFigures() {
-    document.querySelectorAll("script.specdec-figure-data").forEach(function (script) {
-      const div = document.getElementById(script.dataset.for);
+    // the figures' JSON rides in <template> elements (the hook says why: instant navigation re-runs scripts)
+    document.querySelectorAll("template.specdec-figure-data").forEach(function (template) {
+      const div = document.getElementById(template.dataset.for);
       if (!div) return;
-      const fig = JSON.parse(script.textContent);
+      const fig = JSON.parse(template.content.textContent);
       const width = div.clientWidth || window.innerWidth;
       div.dataset.narrow = String(width < NARROW);
       Plotly.react(div, tonedTraces(fig.data), themed(fitted(titleAbove(div, fig.layout || {}), width)), plotConfig(width)).then(noTabStops);
@@ -589,7 +590,7 @@
     const root = document.getElementById("specdec-visualizer");
     const data = document.getElementById("specdec-visualizer-data");
     if (!root || !data) return;
-    const vis = new Visualizer(root, JSON.parse(data.textContent));
+    const vis = new Visualizer(root, JSON.parse(data.content.textContent));
     root._specdec = vis;
   }
 

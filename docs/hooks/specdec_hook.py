@@ -214,9 +214,9 @@ class ValuesInCode(Treeprocessor):
 # - what the parser does not scan: raw HTML blocks, math ($...$) -- a marker there would show as literal text;
 # - look-alike brackets (fullwidth, mathematical): a typo that would show as literal text too;
 # - a block marker (figure, visualizer, playground) in a heading: its HTML would become the heading's id and TOC entry.
-# Scripts (the figures' JSON), code blocks and code spans are not page text and are not searched. The escape
+# Scripts, templates (the figures' JSON), code blocks and code spans are not page text and are not searched. The escape
 # [[!...]] and values render their brackets as character references, so nothing the hook wrote is found.
-NOT_TEXT = re.compile(r"<(script|pre|code)\b[^>]*>.*?</\1>", re.S | re.I)
+NOT_TEXT = re.compile(r"<(script|template|pre|code)\b[^>]*>.*?</\1>", re.S | re.I)
 LEFT_OVER = re.compile(r"(?<!\\)\[\[|［［|⟦|〚")
 HEADING = re.compile(r"<(h[1-6])\b[^>]*>(.*?)</\1>", re.S | re.I)
 BLOCK_MARKER = re.compile(r'data-specdec-marker="([^"]+)"')
@@ -377,7 +377,13 @@ def page_text(text: str) -> str:
 
 
 def script_json(data) -> str:
-    """JSON safe inside <script type="application/json">: no '<' can close the tag or open a comment."""
+    """JSON safe as the text of a <template>: no '<' or '&' can open a tag, a comment or a character reference.
+
+    Data rides in a <template>, not a <script type="application/json">: Material's instant navigation re-creates
+    every inline <script> of the new page with its text and none of its attributes, so a JSON script was run as
+    JavaScript (a syntax error) and lost the class its reader looks for. A template's content is inert, and the
+    navigation leaves it alone. `data-search-exclude` keeps it out of the search index (Material's), which reads a
+    template's text as page text."""
     return json.dumps(data, separators=(",", ":")).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
@@ -405,8 +411,7 @@ def render_marker(marker: str) -> str:
         div = html.escape(figure_id(name))
         return (f'<div class="specdec-figure" id="{div}" role="img" aria-label="{html.escape(fig["title"])}" '
                 f'data-specdec-marker="{html.escape(marker)}"></div>\n'
-                f'<script type="application/json" class="specdec-figure-data" data-for="{div}">'
-                f'{script_json(fig["figure"])}</script>')
+                f'<template class="specdec-figure-data" data-for="{div}" data-search-exclude>{script_json(fig["figure"])}</template>')
     if kind == "val" and name:
         return page_text(str(lookup_value(name, text)))
     if kind == "data" and name:
@@ -423,14 +428,14 @@ def render_marker(marker: str) -> str:
         data = load_checked("visualizer")
         payload = {"runs": data["runs"], "palette": data["palette"], "layout": data["layout"]}  # the charts' margins, height
         return ('<div id="specdec-visualizer" class="specdec-visualizer" data-specdec-marker="visualizer"></div>\n'
-                f'<script type="application/json" id="specdec-visualizer-data">{script_json(payload)}</script>')
+                f'<template id="specdec-visualizer-data" data-search-exclude>{script_json(payload)}</template>')
     if kind == "playground" and name in (*PLAYGROUND_PANELS, "data"):
         _page["used"].add(kind)
         if name in PLAYGROUND_PANELS:
             return f'<div id="pg-{name}-panel" class="pg-panel" data-specdec-marker="{html.escape(marker)}"></div>'
         data = load_checked("playground")
         payload = {key: data[key] for key in ("rule", "speedup", "race", "palette")}
-        return (f'<script type="application/json" id="specdec-playground-data" '
-                f'data-specdec-marker="{html.escape(marker)}">{script_json(payload)}</script>')
+        return (f'<template id="specdec-playground-data" data-search-exclude '
+                f'data-specdec-marker="{html.escape(marker)}">{script_json(payload)}</template>')
     raise PluginError(f"{where(text)}: unknown marker {text} (expected [[fig:NAME]], [[val:NAME]], [[data:FILE]], [[visualizer]] "
                       f"or [[playground:{'|'.join(PLAYGROUND_PANELS + ('data',))}]]; [[!...]] for the literal text)")
