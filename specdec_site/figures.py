@@ -173,7 +173,7 @@ def fig_time_breakdown(a) -> go.Figure:
 
 
 def fig_hf_comparison(a) -> go.Figure:
-    """Per public prompt: HF assisted generation and specdec with the same int8 draft object."""
+    """Per public prompt: HF assisted generation and specdec with the same draft object (the build's default draft)."""
     pol = a["policies"]
     k = pol["variants"]["fixed"]["k"]
     names = {"hf_constant": (f"HF assisted, constant k = {k}", PALETTE["unevaluated"]),
@@ -190,7 +190,7 @@ def fig_hf_comparison(a) -> go.Figure:
         fig.add_bar(y=[r["prompt"] for r in ran], x=[r["variants"][key]["speedup"] for r in ran], name=name,
                     orientation="h", marker={"color": color}, hovertemplate="%{y}: %{x:.2f}×<extra>" + name + "</extra>")
     fig.add_vline(x=1, line={"color": "gray", "width": 1})
-    fig.update_layout(**layout(f"Same int8 draft, same target, greedy, {pol['new_tokens']} tokens: speedup per prompt",
+    fig.update_layout(**layout(f"Same {pol['draft_variant']} draft, same target, greedy, {pol['new_tokens']} tokens: speedup per prompt",
                                "speedup × over the prompt's one target-only run", "", barmode="group",
                                height=140 + 26 * len(prompts), bargap=0.25, legend={"traceorder": "reversed"},
                                yaxis={"type": "category", "categoryorder": "array", "categoryarray": prompts[::-1],

@@ -39,9 +39,13 @@ CUDA_NAME = "Test GPU (a CPU-made run labelled cuda)"
 
 
 def page_text(path: Path) -> str:
-    """What a reader reads on a page: its text without code, scripts and tags."""
-    text = re.sub(r"<(script|pre|code|style)\b[^>]*>.*?</\1>", " ", path.read_text(), flags=re.S | re.I)
-    return html.unescape(re.sub(r"<[^>]+>", " ", text))
+    """What a reader reads on a page: its text without code, scripts and tags, and the figures' titles (the figures'
+    JSON rides in <template> elements, and the page shows each title above its figure)."""
+    source = path.read_text()
+    titles = " ".join(json.loads(m.group(1)).get("layout", {}).get("title", {}).get("text", "")
+                      for m in re.finditer(r"<template class=\"specdec-figure-data\"[^>]*>(.*?)</template>", source, re.S))
+    text = re.sub(r"<(script|template|pre|code|style)\b[^>]*>.*?</\1>", " ", source, flags=re.S | re.I)
+    return html.unescape(re.sub(r"<[^>]+>", " ", text)) + " " + titles
 
 
 def relabel_as_cuda(folder: Path) -> None:

@@ -315,10 +315,13 @@ def test_the_guided_exercises_show_what_the_page_says(playground):
     page.dispatch_event("#pg-c", "input")
     assert best() > before, page.inner_text("#pg-speedup-readout")
     # 5. the race: the same text in both lanes, and the speculative lane first
+    run = json.loads(page.evaluate("() => document.getElementById('specdec-playground-data').content.textContent"))[
+        "race"]["runs"][int(page.input_value("#pg-race-run"))]
     page.select_option("#pg-race-speed", "4")
     page.click("#pg-race-play")
-    page.wait_for_function("() => document.getElementById('pg-race-status').textContent.includes('as measured')",
-                           timeout=120000)
+    # both lanes complete (the page may show an earlier race's status until this one ends)
+    page.wait_for_function(f"""() => ['target', 'spec'].every(lane =>
+        document.querySelectorAll('#pg-lane-' + lane + ' .pg-tok').length === {len(run["tokens"])})""", timeout=120000)
     lanes = [page.inner_text(f"#pg-lane-{lane}") for lane in ("target", "spec")]
     assert lanes[0] == lanes[1]
     clocks = [float(page.inner_text(f"#pg-clock-{lane}").split()[0]) for lane in ("target", "spec")]
