@@ -54,8 +54,8 @@ def parse_args(argv=None, prog: str | None = None) -> argparse.Namespace:
                         help="artifact folder (default docs/data/<device>, the committed data: only a run of the "
                              "committed configuration may write there, so any other option needs --out)")
     parser.add_argument("--quick", action="store_true",
-                        help="a small end-to-end run (CI): about 5 min on a 2-core CPU; the full build takes about "
-                             "45 min there")
+                        help="a small end-to-end run (CI): about 5 to 10 min on a 2-core CPU; the full build takes about "
+                             "45 to 62 min there")
     parser.add_argument("--force", action="store_true", help="redo stages whose artifacts are up to date")
     parser.add_argument("--stages", default=",".join(STAGES), help=f"comma-separated subset of {','.join(STAGES)}")
     parser.add_argument("--k", type=int, default=None, help="k of the fixed-k traces, of the fixed-k policy and of HF's constant schedule (default 4)")
@@ -142,9 +142,9 @@ def argument_problem(args) -> str | None:
         return str(err)
     if args.prompt_table is not None:
         changed.append("prompt(s)")
+    flags = ", ".join("--" + option.replace("_", "-") for option in changed)
     if args.out is None:
         if changed:
-            flags = ", ".join("--" + option.replace("_", "-") for option in changed)
             return (f"{flags} make(s) data other than the committed configuration's: give --out FOLDER (the default, "
                     "docs/data/<device>, is the committed data)")
         return None
@@ -155,7 +155,7 @@ def argument_problem(args) -> str | None:
     committed = {(ROOT / "docs" / "data" / device).resolve() for device in ("cpu", "cuda")}
     if changed and Path(args.out).expanduser().resolve() in committed:
         return (f"--out {args.out} is the committed data, which only a run of the committed configuration writes "
-                f"(this run sets {', '.join('--' + o.replace('_', '-') for o in changed)}): choose another folder")
+                f"(this run sets {flags}): choose another folder")
     return out_problem(Path(args.out).expanduser())
 
 
