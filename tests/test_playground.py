@@ -318,10 +318,16 @@ def test_the_guided_exercises_show_what_the_page_says(playground):
     run = json.loads(page.evaluate("() => document.getElementById('specdec-playground-data').content.textContent"))[
         "race"]["runs"][int(page.input_value("#pg-race-run"))]
     page.select_option("#pg-race-speed", "4")
+    if page.inner_text("#pg-race-play") == "Pause":  # an earlier test's race still running: stop it
+        page.click("#pg-race-play")
     page.click("#pg-race-play")
-    # both lanes complete (the page may show an earlier race's status until this one ends)
-    page.wait_for_function(f"""() => ['target', 'spec'].every(lane =>
+    # the click starts this race at 0 s (an earlier test may have left a finished race on the page)
+    assert page.inner_text("#pg-race-status") == "" and page.inner_text("#pg-race-play") == "Pause"
+    # this race ends: the timer stops, both lanes complete, and the final status shows
+    page.wait_for_function(f"""() => document.getElementById('pg-race-play').textContent === 'Play' &&
+        ['target', 'spec'].every(lane =>
         document.querySelectorAll('#pg-lane-' + lane + ' .pg-tok').length === {len(run["tokens"])})""", timeout=120000)
+    assert page.inner_text("#pg-race-status").startswith("Speculative decoding took")
     lanes = [page.inner_text(f"#pg-lane-{lane}") for lane in ("target", "spec")]
     assert lanes[0] == lanes[1]
     clocks = [float(page.inner_text(f"#pg-clock-{lane}").split()[0]) for lane in ("target", "spec")]

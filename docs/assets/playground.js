@@ -479,6 +479,7 @@
     if (this.t >= this.run.target_seconds) this.t = 0;
     let last = performance.now();
     this.playBtn.textContent = "Pause";
+    this.draw();  // a replay clears the finished race at once, not at the first tick
     this.timer = window.setInterval(function () {
       const now = performance.now();
       self.t += (now - last) / 1000 * self.speed;
