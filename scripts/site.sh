@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The main job: install, regenerate the data with the default models if stale, build figures and site.
-#   bash scripts/site.sh                      -> site/ (static, works offline), from docs/data/cpu/
+#   bash scripts/site.sh                      -> site/ (static, works offline), from docs/data/cpu/ (and, if a GPU
+#                                                run is committed, site/cuda/ from docs/data/cuda/, a switch between them)
 #   bash scripts/site.sh --serve              -> also serve it on http://127.0.0.1:8000
 #   bash scripts/site.sh --device cuda        -> the committed configuration on a GPU: docs/data/cuda/, and its site
+#                                                (with docs/data/cpu/ as a copy under site/cpu/, a switch between them)
 #   bash scripts/site.sh --data docs/data/X   -> the site from an artifact folder of your own (built with --out); its
 #                                                data is not regenerated
 # Extra arguments after --data-args are passed to scripts/build_data.py (e.g. --force).
@@ -28,9 +30,16 @@ if [ -z "$data" ]; then
   .venv/bin/python scripts/build_data.py --device "$device" ${data_args[@]+"${data_args[@]}"}
   data=docs/data/$device
 fi
-.venv/bin/python scripts/build_figures.py --data "$data"
-.venv/bin/mkdocs build --strict
+# figures and `mkdocs build --strict`; with the committed data, also a copy of the site per other device with data
+# (docs/data/cuda/ beside docs/data/cpu/: site/cuda/, and a switch on every page)
+if [ "$data" = "docs/data/$device" ]; then
+  .venv/bin/python scripts/build_site.py --device "$device"
+else
+  .venv/bin/python scripts/build_site.py --data "$data"
+fi
 echo "site built into site/ (open site/index.html through a web server, or run with --serve)"
 if [ "$serve" = 1 ]; then
-  exec .venv/bin/mkdocs serve --dev-addr 127.0.0.1:8000
+  # the built site as it is (its device copies included); `mkdocs serve` rebuilds the main copy as you edit pages
+  echo "serving site/ on http://127.0.0.1:8000/ (Ctrl-C stops)"
+  exec .venv/bin/python -m http.server 8000 --bind 127.0.0.1 --directory site
 fi

@@ -248,13 +248,21 @@ def main(argv=None, prog: str | None = None) -> int:
     stages = [STAGES[s] for s in args.stages.split(",")]
 
     # The build's own log, beside its artifacts: what ran, when, at which commit, how long, peak memory. Appended,
-    # so that artifacts built by several runs have every run's lines (the Reproduce page links it).
+    # so that artifacts built by several runs have every run's lines (the Reproduce page links it). A run that builds
+    # nothing leaves it as it is: its lines are held until a stage is to be built (`bash scripts/site.sh` with
+    # up-to-date data must not change a committed file).
     log_path = out / "build-log.txt"
+    held: list[str] = []
 
     def say(line: str) -> None:
         print(line, flush=True)
-        with open(log_path, "a", encoding="utf-8") as log:
-            log.write(line + "\n")
+        held.append(line)
+        if todo:
+            with open(log_path, "a", encoding="utf-8") as log:
+                log.write("".join(f"{x}\n" for x in held))
+            held.clear()
+
+    todo = []
 
     say(f"[build] {datetime.now(timezone.utc).isoformat(timespec='seconds')} {command_line()} at git commit "
         f"{git_state()['commit'] or 'unknown'}{'' if git_state()['clean'] else ' (uncommitted changes)'}")
@@ -263,14 +271,13 @@ def main(argv=None, prog: str | None = None) -> int:
             "seed": args.seed, "int8": ctx.int8, "packed": ctx.packed, "schema": SCHEMA_VERSION,
             **cfg.to_dict()}
     configs = {s.name: {**base, "stage": s.name, **{f"sha256:{p.name}": sha256_file(p) for p in s.inputs}} for s in stages}
-    todo = []
     for s in stages:
         reason = "--force" if args.force else staleness(s, s.path(out), configs[s.name])
         if reason is None:
             say(f"[build] {s.name}: up to date ({s.path(out)}), skipped (--force to redo)")
         else:
-            say(f"[build] {s.name}: to build ({reason})")
             todo.append(s)
+            say(f"[build] {s.name}: to build ({reason})")
     t0 = time.perf_counter()
     summary = []
     with MemorySampler() as memory:

@@ -209,11 +209,13 @@ def readable_hovers(fig: dict) -> dict:
     return fig
 
 
-def write_site_files(data_dir: Path, out: Path) -> list[str]:
+def write_site_files(data_dir: Path, out: Path, docs: Path | None = None) -> list[str]:
+    """The figure files of data_dir's artifacts in out; each names its sources relative to docs (the site's docs
+    folder: by default out's parent, as for docs/figures)."""
     import plotly
 
     artifacts = load_artifacts(data_dir)
-    docs = out.resolve().parent
+    docs = docs.resolve() if docs else out.resolve().parent
     inputs = [data_dir / f"{s}.json" for s in STAGES] + [executed_notebook(data_dir)]  # values quote its metadata
     sources = {os.path.relpath(path.resolve(), docs): sha256_file(path) for path in inputs}
     common = {"sources": sources, "plotly_version": plotly.__version__}
@@ -235,9 +237,11 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python scripts/build_figures.py", description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cpu", help="which artifact folder under docs/data to plot")
     parser.add_argument("--data", default=None, help="artifact folder (default docs/data/<device>)")
-    parser.add_argument("--out", default=str(ROOT / "docs" / "figures"))
+    parser.add_argument("--out", default=str(ROOT / "docs" / "figures"), help="where the files go (default docs/figures)")
+    parser.add_argument("--docs", default=None, help="the site's docs folder, which the files name their artifacts "
+                        "relative to (default: the parent of --out)")
     args = parser.parse_args(argv)
     data_dir = Path(args.data) if args.data else ROOT / "docs" / "data" / args.device
-    names = write_site_files(data_dir, Path(args.out))
+    names = write_site_files(data_dir, Path(args.out), Path(args.docs) if args.docs else None)
     print(f"[figures] wrote {len(names)} files ({len(FIGURES)} figures) to {args.out}")
     return 0

@@ -2,7 +2,9 @@
 from the committed data and from builds of a tiny local pair whose tokenizer has no chat template: with the fp32
 draft only (--no-int8), with bfloat16 weights (no int8 copy), and with the int8 draft relabelled as a CUDA run
 (CPU-made, for the test). Each site must name only the models, quantization, draft variant and device its
-artifacts contain, and every page must load in Chromium with no console error and no failed request.
+artifacts contain, and every page must load in Chromium with no console error and no failed request. The committed
+data and the cuda-labelled set are built as one site with a device switch (scripts/build_site.py: docs/data/cpu/ as
+the site, docs/data/cuda/ as its cuda/ copy), as a GPU owner's committed run would be.
 
 The tiny builds run the traces and policies stages (the pair's stages, seconds with tiny models); the exactness
 artifact and the executed notebook, which no pair or device changes (tiny random models, and the walkthrough's own
@@ -21,8 +23,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from browser import ROOT, build_site, needs_chromium, open_page, serve
+from browser import ROOT, needs_chromium, open_page, serve
 from test_models import save_tiny
+
+from specdec_site import site_build
 
 pytestmark = pytest.mark.build
 
@@ -76,26 +80,10 @@ def site_copy(work: Path) -> None:
     shutil.copy(ROOT / "mkdocs.yml", work / "mkdocs.yml")
 
 
-def build_figures(work: Path, data: Path) -> None:
-    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_figures.py"), "--data", str(data),
-                             "--out", str(work / "docs" / "figures")], capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr[-3000:]
-
-
 @pytest.fixture(scope="module")
-def committed_site(tmp_path_factory):
-    """(the site built from the committed data, the metadata of its traces artifact)."""
-    work = tmp_path_factory.mktemp("committed")
-    site_copy(work)
-    shutil.copytree(ROOT / "docs" / "data", work / "docs" / "data")
-    build_figures(work, work / "docs" / "data" / "cpu")
-    build_site(work, work / "site")
-    return work / "site", json.loads((ROOT / "docs" / "data" / "cpu" / "traces.json").read_text())["metadata"]
-
-
-@pytest.fixture(scope="module")
-def tiny_sites(tmp_path_factory):
-    """name -> (built site folder, the metadata of its traces artifact), for each of TINY_SETS."""
+def tiny_data(tmp_path_factory):
+    """name -> the artifact folder of each of TINY_SETS (a --quick build of the tiny pair, relabelled where the set
+    says, with the model-free stages' artifacts beside it)."""
     base = tmp_path_factory.mktemp("sets")
     pair = base / "pair"
     save_tiny(pair / "t", 1, WORDS)
@@ -103,21 +91,53 @@ def tiny_sites(tmp_path_factory):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
     result = {}
     for name, options, cuda in TINY_SETS:  # one after the other: scripts/test.sh gives this half of the tests one core
+        data = base / "data" / name
         build = subprocess.run(
             [sys.executable, str(ROOT / "scripts" / "build_data.py"), "--quick", "--device", "cpu", "--target",
-             str(pair / "t"), "--draft", str(pair / "d"), "--stages", "traces,policies", "--out",
-             str(base / "data" / name), *options], capture_output=True, text=True, env=env, timeout=900)
+             str(pair / "t"), "--draft", str(pair / "d"), "--stages", "traces,policies", "--out", str(data),
+             *options], capture_output=True, text=True, env=env, timeout=900)
         assert build.returncode == 0, (build.stdout + build.stderr)[-3000:]
-        work = base / name
-        data = work / "docs" / "data" / name
-        site_copy(work)
-        shutil.copytree(base / "data" / name, data)
         if cuda:
             relabel_as_cuda(data)
         graft_model_free_stages(data)
-        build_figures(work, data)
-        build_site(work, work / "site")
-        result[name] = (work / "site", json.loads((data / "traces.json").read_text())["metadata"])
+        result[name] = data
+    return result
+
+
+@pytest.fixture(scope="module")
+def two_device_site(tmp_path_factory, tiny_data):
+    """The committed site with a device switch: the committed data in docs/data/cpu/, the tiny set labelled cuda in
+    docs/data/cuda/, built as the site's main copy and its cuda/ copy (scripts/build_site.py)."""
+    work = tmp_path_factory.mktemp("two-devices")
+    site_copy(work)
+    shutil.copytree(ROOT / "docs" / "data" / "cpu", work / "docs" / "data" / "cpu")
+    shutil.copytree(tiny_data["tiny-cuda-label"], work / "docs" / "data" / "cuda")
+    copies = site_build.build(work, "cpu", log=lambda line: None)
+    assert [(c.device, c.sub) for c in copies] == [("cpu", ""), ("cuda", "cuda/")]
+    return work / "site"
+
+
+@pytest.fixture(scope="module")
+def committed_site(two_device_site):
+    """(the site built from the committed data, the metadata of its traces artifact)."""
+    return two_device_site, json.loads((ROOT / "docs" / "data" / "cpu" / "traces.json").read_text())["metadata"]
+
+
+@pytest.fixture(scope="module")
+def tiny_sites(tmp_path_factory, tiny_data, two_device_site):
+    """name -> (built site folder, the metadata of its traces artifact), for each of TINY_SETS: the cuda-labelled
+    set is the cuda/ copy of the two-device site, the others are sites of their own (--data)."""
+    result = {}
+    for name, _, cuda in TINY_SETS:
+        meta = json.loads((tiny_data[name] / "traces.json").read_text())["metadata"]
+        if cuda:
+            result[name] = (two_device_site / "cuda", meta)
+            continue
+        work = tmp_path_factory.mktemp(name)
+        site_copy(work)
+        shutil.copytree(tiny_data[name], work / "docs" / "data" / name)
+        site_build.build(work, "cpu", work / "docs" / "data" / name, log=lambda line: None)
+        result[name] = (work / "site", meta)
     return result
 
 
@@ -168,5 +188,33 @@ def test_every_page_of_each_set_loads_without_an_error(tiny_sites, browser, name
                 page.click("#sv-next")
             assert log["errors"] == [] and log["failed"] == [], (name, page_path, log)
             page.close()
+    finally:
+        server.shutdown()
+
+
+@needs_chromium
+@pytest.mark.browser
+def test_the_device_switch_opens_the_same_page_of_the_other_run(two_device_site, browser):
+    """With docs/data/cpu and docs/data/cuda, every page carries a switch to the same page of the other device's
+    copy; each copy names its own device, and instant navigation inside a copy stays in it."""
+    server, url = serve(two_device_site)
+    try:
+        page, log = open_page(browser, url + "benchmark/")
+        assert page.inner_text(".specdec-device-switch [aria-current=page]") == "CPU"
+        page.click(".specdec-device-switch a[data-specdec-device=cuda]")
+        page.wait_for_url(url + "cuda/benchmark/")
+        page.wait_for_selector(".specdec-figure .main-svg")
+        assert page.inner_text(".specdec-device-switch [aria-current=page]") == "CUDA"
+        assert CUDA_NAME in page_text(two_device_site / "cuda" / "index.html")
+        assert CUDA_NAME not in page_text(two_device_site / "index.html")
+        page.click(".md-nav__link[href$='visualizer/']")  # a link within the cuda copy
+        page.wait_for_url(url + "cuda/visualizer/")
+        page.wait_for_selector("#sv-chart-pq .main-svg")
+        page.click(".specdec-device-switch a[data-specdec-device=cpu]")  # the switch of the page navigated to
+        page.wait_for_url(url + "visualizer/")
+        page.wait_for_selector("#sv-chart-pq .main-svg")
+        assert page.inner_text(".specdec-device-switch [aria-current=page]") == "CPU"
+        assert log["errors"] == [] and log["failed"] == [], log
+        page.close()
     finally:
         server.shutdown()

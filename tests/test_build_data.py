@@ -192,9 +192,11 @@ def test_quick_run_end_to_end_is_valid_and_resumable(tmp_path):
     from specdec_site.stages import STAGES as BUILD_STAGES  # the notebook stage too
 
     before = {s: stage.path(tmp_path).stat().st_mtime_ns for s, stage in BUILD_STAGES.items()}
+    log = (tmp_path / "build-log.txt").read_text()
     second = run("--quick", "--out", str(tmp_path), "--device", "cpu")
     assert second.returncode == 0 and second.stdout.count("up to date") == len(BUILD_STAGES), second.stdout
     assert before == {s: stage.path(tmp_path).stat().st_mtime_ns for s, stage in BUILD_STAGES.items()}
+    assert (tmp_path / "build-log.txt").read_text() == log  # a run that builds nothing leaves the log as it was
     unread = run("--quick", "--out", str(tmp_path), "--device", "cpu", "--temperature", "0.8",
                  "--stages", "exactness,notebook")
     assert unread.returncode == 0 and unread.stdout.count("up to date") == 2, unread.stdout
@@ -202,6 +204,8 @@ def test_quick_run_end_to_end_is_valid_and_resumable(tmp_path):
     again = run("--quick", "--out", str(tmp_path), "--device", "cpu", timeout=600)
     assert again.returncode == 0, again.stderr[-3000:]
     assert again.stdout.count("up to date") == len(BUILD_STAGES) - 1 and "exactness: to build (missing" in again.stdout
+    build_lines = [line for line in again.stdout.splitlines() if line.startswith("[build]")]
+    assert (tmp_path / "build-log.txt").read_text().splitlines() == log.splitlines() + build_lines  # all its lines
     redone = json.loads((tmp_path / "exactness.json").read_text())
 
     def strip(data):

@@ -278,3 +278,39 @@ def test_a_value_in_a_code_span_of_a_heading_is_filled_in_the_table_of_contents_
     md = markdown.Markdown(extensions=[*names, hook.MarkerExtension()], extension_configs=configs)
     md.convert("## Run `[[val:command]]`\n")
     assert md.toc_tokens[0]["name"] == "Run python scripts/build_data.py --stages 'traces'"
+
+
+PAGE = '<html><body><div class="md-content"><article class="md-content__inner md-typeset"><h1>T</h1></article></div></body></html>'
+
+
+@pytest.mark.parametrize("copies,here,url,links", [
+    ("cpu=,cuda=cuda/", "cpu", "", {"cuda": "cuda/"}),
+    ("cpu=,cuda=cuda/", "cpu", "math/", {"cuda": "../cuda/math/"}),
+    ("cpu=,cuda=cuda/", "cuda", "", {"cpu": "../"}),
+    ("cpu=,cuda=cuda/", "cuda", "notebooks/walkthrough/", {"cpu": "../../../notebooks/walkthrough/"}),
+    ("cuda=,cpu=cpu/", "cpu", "math/", {"cuda": "../../math/"}),  # a site built with --device cuda
+])
+def test_the_device_switch_links_the_same_page_in_the_other_copy(hook, monkeypatch, copies, here, url, links):
+    monkeypatch.setenv("SPECDEC_SITE_COPIES", copies)
+    monkeypatch.setenv("SPECDEC_SITE_COPY", here)
+    out = hook.add_device_switch(PAGE, url)
+    switch = re.search(r'<nav class="specdec-device-switch".*?</nav>', out).group(0)
+    assert dict(re.findall(r'href="([^"]+)"[^>]*data-specdec-device="(\w+)"', switch)) == {v: k for k, v in links.items()}
+    assert f'aria-current="page">{here.upper()}<' in switch
+    assert out.index("<article") < out.index(switch) < out.index("<h1>")  # inside the article: instant navigation swaps it
+    assert hook.add_device_switch(PAGE, "404.html") == PAGE  # served at any path: no relative link would hold
+
+
+def test_one_copy_has_no_switch_and_a_malformed_copy_list_stops_the_build(hook, monkeypatch):
+    monkeypatch.delenv("SPECDEC_SITE_COPIES", raising=False)
+    assert hook.add_device_switch(PAGE, "math/") == PAGE
+    for copies, here in (("cpu=,cuda=cuda", "cpu"), ("cpu=,cuda=cuda/", "tpu"), ("cpu=cpu/,cuda=cuda/", "cpu"),
+                         ("cpu=,cpu=cuda/", "cpu"), ("cpu=,cuda=../x/", "cpu"), ('cpu=,"><x=x/', "cpu")):
+        monkeypatch.setenv("SPECDEC_SITE_COPIES", copies)
+        monkeypatch.setenv("SPECDEC_SITE_COPY", here)
+        with pytest.raises(PluginError, match="SPECDEC_SITE_COPIES"):
+            hook.add_device_switch(PAGE, "math/")
+    monkeypatch.setenv("SPECDEC_SITE_COPIES", "cpu=,cuda=cuda/")
+    monkeypatch.setenv("SPECDEC_SITE_COPY", "cpu")
+    with pytest.raises(PluginError, match="device switch"):
+        hook.add_device_switch("<html>no article</html>", "math/")

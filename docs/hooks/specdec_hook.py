@@ -26,12 +26,18 @@ format that `specdec_site.contract` defines; each records the sha256 of the arti
 A marker with no file, a file that breaks the contract, a file built from artifacts that have changed
 since, or a plotly.js of another version than the one that wrote the JSON stops the build with an error
 that says which and how to fix it.
+
+The site can be built more than once, one copy per device with data (scripts/build_site.py): each copy reads the
+figures of its own run (SPECDEC_FIGURES, default docs/figures) and, when there are several (SPECDEC_SITE_COPIES,
+"cpu=,cuda=cuda/": each device and its folder below the site's top; SPECDEC_SITE_COPY, this one), every page but
+the 404 page opens with a switch that links the same page in the other copies.
 """
 
 from __future__ import annotations
 
 import html
 import json
+import os
 import re
 import xml.etree.ElementTree as etree
 from html.parser import HTMLParser
@@ -53,7 +59,7 @@ from specdec.fileio import sha256_file
 from specdec_site import contract
 
 DOCS = Path(__file__).resolve().parents[1]
-FIGURES = DOCS / "figures"
+FIGURES = DOCS / "figures"  # the figures a plain build reads; SPECDEC_FIGURES names another folder (figures_dir)
 # "[[" then a body without brackets or newlines, then "]]"; without the closing "]]" it is a malformed marker
 MARKER = r"\[\[([^\[\]\n]*)(\]\])?"
 VAL_IN_CODE = re.compile(r"\[\[val:([^\[\]\n]*)\]\]")
@@ -87,6 +93,7 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
     import plotly
     from plotly.offline import get_plotlyjs_version
 
+    site_copies()  # a malformed SPECDEC_SITE_COPIES stops the build before any page
     written_by = load_checked("values")["plotly_version"]
     if written_by != plotly.__version__:
         raise PluginError(f"the figures were written by plotly {written_by}, but plotly {plotly.__version__} is installed "
@@ -120,11 +127,61 @@ def on_page_content(html_text: str, *, page: Page, config: MkDocsConfig, files: 
 
 def on_post_page(output: str, *, page: Page, config: MkDocsConfig) -> str:
     output = mend_skip_link(output, page.file.src_path)
+    output = add_device_switch(output, page.url)
     if not page.file.src_path.endswith(".ipynb"):
         return output
     classes = page_classes(output)
     return STYLE.sub(lambda m: m.group(1) + prune_css(m.group(2), classes) + m.group(3)
                      if len(m.group(2)) > PRUNE_STYLE_ABOVE else m.group(0), output)
+
+
+ARTICLE = '<article class="md-content__inner md-typeset">'
+COPY = re.compile(r"([a-z0-9]+)=((?:[a-z0-9]+/)?)")
+
+
+def site_copies() -> tuple[dict[str, str], str]:
+    """({device: its copy's folder below the site's top}, this copy's device) from SPECDEC_SITE_COPIES and
+    SPECDEC_SITE_COPY; ({}, "") for a site of one copy."""
+    spec, here = os.environ.get("SPECDEC_SITE_COPIES", ""), os.environ.get("SPECDEC_SITE_COPY", "")
+    if not spec:
+        return {}, ""
+    items = [COPY.fullmatch(item) for item in spec.split(",")]
+    copies = {m.group(1): m.group(2) for m in items if m}
+    if None in items or len(copies) != len(items) or here not in copies or list(copies.values()).count("") != 1:
+        raise PluginError(f"SPECDEC_SITE_COPIES={spec!r} with SPECDEC_SITE_COPY={here!r}: expected device=folder/ "
+                          "pairs, one device with the empty folder (the site's top), and this copy's device among them "
+                          "(scripts/build_site.py sets both)")
+    return copies, here
+
+
+def add_device_switch(output: str, url: str) -> str:
+    """The switch between the site's copies at the top of the page's article: this copy's device, and a link to the
+    same page in each other copy (relative, so the site works under any sub-path). The 404 page, served at any
+    path, gets none. Inside the article, so that instant navigation, which swaps the article, swaps it too."""
+    copies, here = site_copies()
+    if not copies or url == "404.html":
+        return output
+    if output.count(ARTICLE) != 1:
+        raise PluginError(f"{url or 'index'}: the device switch goes after {ARTICLE}, which the page has "
+                          f"{output.count(ARTICLE)} times")
+    # from the page to the site's top: up to this copy's top, then out of this copy's folder
+    top = "../" * (url.count("/") + copies[here].count("/"))
+    parts = []
+    for device, folder in copies.items():
+        label = html.escape(device.upper())
+        if device == here:
+            parts.append(f'<span class="specdec-device-current" aria-current="page">{label}</span>')
+        else:
+            href = html.escape((top + folder + url) or "./")
+            parts.append(f'<a href="{href}" hreflang="en" data-specdec-device="{html.escape(device)}">{label}</a>')
+    switch = ('<nav class="specdec-device-switch" aria-label="Which run the page shows">'
+              '<span class="specdec-device-label">Measured on</span> ' + " ".join(parts) + "</nav>")
+    return output.replace(ARTICLE, ARTICLE + switch)
+
+
+def figures_dir() -> Path:
+    """The figures this build reads: SPECDEC_FIGURES (a copy's own, scripts/build_site.py), else docs/figures."""
+    return Path(os.environ["SPECDEC_FIGURES"]) if os.environ.get("SPECDEC_FIGURES") else FIGURES
 
 
 SKIP_LINK = re.compile(r'<a href="#([^"]*)" class="md-skip">')
@@ -335,8 +392,8 @@ def load_checked(name: str) -> dict:
     """A figure/values/visualizer file, checked against the contract and the artifacts it was built from."""
     if name in _cache:
         return _cache[name]
-    path = FIGURES / f"{name}.json"
-    shown = path.relative_to(DOCS.parent)
+    path = figures_dir() / f"{name}.json"
+    shown = path.relative_to(DOCS.parent) if path.is_relative_to(DOCS.parent) else path
     if not path.is_file():
         raise PluginError(f"figure '{name}' is missing ({shown}): {FIX}")
     try:
