@@ -8,6 +8,7 @@ and, by kind:
     values.json         "values": {name: str | int | float}                       marker [[val:NAME]]
     visualizer.json     "runs": [...], "palette": {fate: colour}, "fates": ...    marker [[visualizer]]
     playground.json     "rule": {...}, "speedup": {...}, "race": {...}            marker [[playground]]
+    tables.json         "tables": {name: {"columns": [str], "rows": [[cell]]}}    marker [[table:NAME]]
 The hook refuses a file that breaks this (`check`), and one whose sources changed since (stale).
 Standard library only: the hook imports it.
 """
@@ -20,8 +21,9 @@ KEYS = {
     "values": COMMON_KEYS + ("values",),
     "visualizer": COMMON_KEYS + ("runs", "palette"),
     "playground": COMMON_KEYS + ("rule", "speedup", "race", "palette"),
+    "tables": COMMON_KEYS + ("tables",),
 }
-SPECIAL = ("values", "visualizer", "playground")  # file names that are not figures
+SPECIAL = ("values", "visualizer", "playground", "tables")  # file names that are not figures
 ARTIFACTS = ("traces", "policies", "exactness")  # docs/data/<device>/NAME.json: the sources
 
 
@@ -43,3 +45,15 @@ def check(name: str, data) -> None:
         raise ValueError(f"{name}.json has a figure with no data")
     if kind == "values" and not all(isinstance(v, (str, int, float)) for v in data["values"].values()):
         raise ValueError(f"{name}.json has a value that is not a string or a number")
+    if kind == "tables":
+        for table, body in (data["tables"].items() if isinstance(data["tables"], dict) else [("?", None)]):
+            columns = body.get("columns") if isinstance(body, dict) else None
+            rows = body.get("rows") if isinstance(body, dict) else None
+            if not (isinstance(columns, list) and columns and all(isinstance(c, str) for c in columns)
+                    and isinstance(rows, list) and rows):
+                raise ValueError(f"{name}.json: table {table!r} needs a list of column names and a list of rows")
+            for row in rows:
+                if not (isinstance(row, list) and len(row) == len(columns)
+                        and all(isinstance(c, (str, int, float)) for c in row)):
+                    raise ValueError(f"{name}.json: table {table!r} has a row that is not {len(columns)} strings "
+                                     f"or numbers: {row!r}")

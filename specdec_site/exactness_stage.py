@@ -1,9 +1,11 @@
 """Stage `exactness`: tiny random transformers, empirical vs exact sequence distributions under the correct rule and
-the naive residual, the mutation table (known wrong variants against the quick checks) and the counterexample."""
+the naive residual, the mutation table (known wrong variants against the quick checks), the counterexample, and the
+exactness audit of specdec and transformers' speculative decoders (specdec_site.audit)."""
 
 from __future__ import annotations
 
 import contextlib
+import os
 
 EXACT_SETUP = {"vocab": 8, "new_tokens": 3, "prompt": [0, 3, 5], "k": 2, "temperature": 1.0,
                "target_seed": 11, "draft_seed": 12, "init_scale": 0.5}
@@ -46,6 +48,12 @@ def run(ctx, cfg) -> dict:
         torch.set_num_threads(threads)
     # Known wrong variants of the rule against the quick exactness checks (the tests run the same).
     mutants = mutation_table(sampled_runs=cfg.mutation_sampled_runs, progress=ctx.tqdm)
+    # The audit: specdec in every policy and drafter, transformers' candidate generators, two known-inexact controls;
+    # its rows side by side on two cores (each row one process, one thread; the quick build stays in this process).
+    from .audit import audit_table
+
+    audit = audit_table(cfg.audit_samples, seed=ctx.seed, workers=1 if cfg.quick else min(2, os.cpu_count() or 1),
+                        progress=ctx.tqdm)
     # The counterexample of the math page, enumerated exactly through verify_draft.
     p, q = counterexample()
     with naive_rule():
@@ -57,6 +65,7 @@ def run(ctx, cfg) -> dict:
         "exact": [exact[seq] for seq in order],
         "rules": rules,
         "mutants": mutants,
+        "audit": audit,
         "counterexample": {"p": p[0].tolist(), "q": q[0].tolist(), "correct": first_token_distribution(p, q).tolist(),
                            "naive_residual": naive_cx},
     }

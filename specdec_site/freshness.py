@@ -39,7 +39,7 @@ STAGE_CONFIG = {
     "traces": ("quick", "prompts", "trace_prompts", "trace_tokens", "trace_k", "adaptive_trace_k", "modes", "sampled_temperature"),
     "policies": ("quick", "fixed_k", "sweep_ks", "policy_prompts", "core_prompts", "policy_prompt_start",
                  "policy_tokens", "policy_prompt_cap", "modes", "sampled_temperature"),
-    "exactness": ("quick", "exact_samples", "mutation_sampled_runs"),
+    "exactness": ("quick", "exact_samples", "mutation_sampled_runs", "audit_samples"),
     "notebook": ("quick",),
 }
 # `modes` is derived from sampled_temperature, so reading it counts as reading that too.

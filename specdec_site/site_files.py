@@ -20,7 +20,7 @@ from specdec.fileio import sha256_file, write_json_atomic
 from . import contract
 from .figures import CHART_LAYOUT, FIGURES, PALETTE, label, pick
 from .notebook_stage import notebook_path
-from .values import compute_values
+from .values import audit_tables, compute_values
 
 ROOT = Path(__file__).resolve().parents[1]
 STAGES = contract.ARTIFACTS
@@ -225,6 +225,7 @@ def write_site_files(data_dir: Path, out: Path, docs: Path | None = None) -> lis
         fig["layout"].pop("template", None)  # the site themes figures itself (light/dark)
         files[name] = {**common, "title": fig["layout"]["title"]["text"], "figure": fig}
     files["values"] = {**common, "values": compute_values(artifacts)}
+    files["tables"] = {**common, "tables": audit_tables(artifacts)}
     files["visualizer"] = {**common, "runs": visualizer_runs(artifacts), "palette": PALETTE, "layout": CHART_LAYOUT}
     files["playground"] = {**common, **playground_data(artifacts, files["values"]["values"])}
     for name, data in files.items():

@@ -662,11 +662,62 @@ VALUES: dict[str, Callable] = {
     "mut_biased_acceptance_what": lambda a: _mutant_what(a, "biased_acceptance"),
     "mut_biased_acceptance_1pct_what": lambda a: _mutant_what(a, "biased_acceptance_1pct"),
     "mut_sampled_runs": lambda a: f"{a['exactness']['metadata']['config']['mutation_sampled_runs']:,}",
+    # The exactness audit (specdec_site.audit): its setup, versions and summary; the rows are a table (audit_tables)
+    "audit_samples": lambda a: f"{a['exactness']['audit']['setup']['samples']:,}",
+    "audit_n": lambda a: a["exactness"]["audit"]["setup"]["samples"],
+    "audit_vocab": lambda a: a["exactness"]["audit"]["setup"]["vocab"],
+    "audit_new_tokens": lambda a: a["exactness"]["audit"]["setup"]["new_tokens"],
+    "audit_continuations": lambda a: f"{a['exactness']['audit']['setup']['vocab'] ** a['exactness']['audit']['setup']['new_tokens']:,}",
+    "audit_alpha": lambda a: f"{a['exactness']['audit']['setup']['alpha']:g}",
+    "audit_power": lambda a: f"{a['exactness']['audit']['setup']['power']:.0%}",
+    "audit_transformers": lambda a: a["exactness"]["audit"]["versions"]["transformers"],
+    "audit_specdec": lambda a: a["exactness"]["audit"]["versions"]["specdec"],
+    "audit_torch": lambda a: a["exactness"]["audit"]["versions"]["torch"],
+    "audit_seed": lambda a: a["exactness"]["metadata"]["seed"],
+    "audit_specdec_pass": lambda a: _audit_count(a, "specdec", "passes"),
+    "audit_transformers_pass": lambda a: _audit_count(a, "transformers", "passes"),
+    "audit_controls_fail": lambda a: _audit_count(a, "control", "fails"),
+    "audit_tv_detectable": lambda a: _audit_detectable(a),
     "exact_vocab": lambda a: a["exactness"]["setup"]["vocab"],
     "exact_new_tokens": lambda a: a["exactness"]["setup"]["new_tokens"],
     "exact_k": lambda a: a["exactness"]["setup"]["k"],
     "exact_temperature": lambda a: a["exactness"]["setup"]["temperature"],
 }
+
+
+def _audit_group(row: dict) -> str:
+    return "control" if row["control"] else "specdec" if row["name"].startswith("specdec") else "transformers"
+
+
+def _audit_count(a, group: str, verdict: str) -> str:
+    """"N of M": the audit rows of a group (specdec, transformers, control) with this verdict."""
+    rows = [r for r in a["exactness"]["audit"]["rows"] if _audit_group(r) == group]
+    return f"{sum(r['verdict'] == verdict for r in rows)} of {len(rows)}"
+
+
+def _audit_detectable(a) -> str:
+    """The range of the rows' detectable TV (80% power), or its one value."""
+    tvs = sorted(r["tv_detectable"] for r in a["exactness"]["audit"]["rows"])
+    return fmt(tvs[0], 3) if fmt(tvs[0], 3) == fmt(tvs[-1], 3) else f"{fmt(tvs[0], 3)}–{fmt(tvs[-1], 3)}"
+
+
+def audit_tables(artifacts: dict) -> dict:
+    """The Exactness page's audit tables: one row per audited implementation, and the generators not built."""
+    audit = artifacts["exactness"]["audit"]
+    rows = []
+    for r in audit["rows"]:
+        verdict = r["verdict"] + (" ✓" if (r["verdict"] == "fails") == r["control"] else " ✗")
+        impossible = f"; {r['impossible']} continuations the target never makes" if r["impossible"] else ""
+        rows.append([r["name"], r["implementation"] + (" (a control: must fail)" if r["control"] else ""),
+                     r["settings"], f"{r['samples']:,}",
+                     f"{r['p_value']:.2g}", f"{fmt(r['tv_bins'], 3)} ({fmt(r['tv_noise'], 3)}){impossible}",
+                     fmt(r["tv_detectable"], 3), verdict])
+    return {
+        "audit": {"columns": ["row", "implementation", "sampling", "N", "p-value", "TV (noise)", "detectable TV",
+                              "verdict"], "rows": rows},
+        "audit_not_built": {"columns": ["transformers candidate generator", "why it is not audited here"],
+                            "rows": [[name, why] for name, why in audit["not_built"].items()]},
+    }
 
 
 class _Artifacts(dict):

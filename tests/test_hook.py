@@ -31,6 +31,8 @@ def hook(monkeypatch, tmp_path):
             return {"values": values}
         if name == "speedup_vs_k":
             return FIGURE
+        if name == "tables":
+            return {"tables": {"audit": {"columns": ["row", "<b>"], "rows": [["a<script>", 0.5], ["[[val:html]]", 1]]}}}
         return module.__dict__["_real_load_checked"](name)
 
     module._real_load_checked = module.load_checked
@@ -228,6 +230,7 @@ def test_notebook_css_is_pruned_in_place_and_other_pages_untouched(hook):
 
     class Page:
         file = File()
+        url = "notebooks/walkthrough/"
 
     big = ".jp-Cell{a:1}" + ".jp-Absent{b:2}" * 5000
     output = f'<html><style type="text/css">{big}</style><div class="jp-Cell"></div><style>.x{{c:3}}</style></html>'
@@ -314,3 +317,14 @@ def test_one_copy_has_no_switch_and_a_malformed_copy_list_stops_the_build(hook, 
     monkeypatch.setenv("SPECDEC_SITE_COPY", "cpu")
     with pytest.raises(PluginError, match="device switch"):
         hook.add_device_switch("<html>no article</html>", "math/")
+
+
+def test_a_table_marker_renders_its_rows_escaped_and_an_unknown_table_fails(hook):
+    html, used = render(hook, "Intro\n\n[[table:audit]]\n")
+    assert "<th>&lt;b&gt;</th>" in html and "<td>a&lt;script&gt;</td>" in html and "<script>" not in html
+    assert "<td>&#91;&#91;val:html]]</td>" in html  # a cell is text: no marker inside it is filled
+    assert html.count("<tr>") == 3 and "<p><table" not in html and "table" in used
+    with pytest.raises(PluginError, match="no table 'nope'"):
+        render(hook, "[[table:nope]]\n")
+    with pytest.raises(PluginError, match="in a heading"):
+        render(hook, "## A [[table:audit]]\n")

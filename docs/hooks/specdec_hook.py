@@ -6,6 +6,7 @@ Markers in the Markdown pages:
                       it is inserted raw, since Markdown escapes code itself)
     [[visualizer]]    the Step Visualizer with the recorded traces (docs/figures/visualizer.json)
     [[playground:PART]]  a Playground panel (rule, speedup, race), or its data (docs/figures/playground.json)
+    [[table:NAME]]    an HTML table from docs/figures/tables.json (every cell HTML-escaped)
     [[data:FILE]]     a link to FILE in the artifact folder the figures were built from (docs/data/<device>/, or the
                       folder given to build_figures.py --data): pages name no data folder themselves
     [[!TEXT]]         the literal text [[TEXT]] (the escape)
@@ -471,6 +472,17 @@ def render_marker(marker: str) -> str:
                 f'<template class="specdec-figure-data" data-for="{div}" data-search-exclude>{script_json(fig["figure"])}</template>')
     if kind == "val" and name:
         return page_text(str(lookup_value(name, text)))
+    if kind == "table" and name:
+        tables = load_checked("tables")["tables"]
+        if name not in tables:
+            raise PluginError(f"{where(text)}: [[table:{name}]]: tables.json has no table {name!r} (it has "
+                              f"{', '.join(sorted(tables))}); {FIX}")
+        _page["used"].add(kind)
+        table = tables[name]
+        head = "".join(f"<th>{page_text(c)}</th>" for c in table["columns"])
+        body = "".join("<tr>" + "".join(f"<td>{page_text(str(c))}</td>" for c in row) + "</tr>" for row in table["rows"])
+        return (f'<table class="specdec-table" id="table-{html.escape(name)}" data-specdec-marker="{html.escape(marker)}">'
+                f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
     if kind == "data" and name:
         folder = data_folder()
         if not FIGURE_NAME.fullmatch(name.replace(".", "_").replace("-", "_")) or not (DOCS / folder / name).is_file():
@@ -494,5 +506,5 @@ def render_marker(marker: str) -> str:
         payload = {key: data[key] for key in ("rule", "speedup", "race", "palette")}
         return (f'<template id="specdec-playground-data" data-search-exclude '
                 f'data-specdec-marker="{html.escape(marker)}">{script_json(payload)}</template>')
-    raise PluginError(f"{where(text)}: unknown marker {text} (expected [[fig:NAME]], [[val:NAME]], [[data:FILE]], [[visualizer]] "
+    raise PluginError(f"{where(text)}: unknown marker {text} (expected [[fig:NAME]], [[val:NAME]], [[table:NAME]], [[data:FILE]], [[visualizer]] "
                       f"or [[playground:{'|'.join(PLAYGROUND_PANELS + ('data',))}]]; [[!...]] for the literal text)")
