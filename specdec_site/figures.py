@@ -16,8 +16,9 @@ from specdec.theory import speedup_from_tokens_per_pass
 # One home for colours: the figures use them here, the visualizer gets them through visualizer.json.
 PALETTE = {
     "code": "#3f51b5", "prose": "#e91e63",  # domains
-    "p": "#3f51b5", "q": "#ff9800", "residual": "#9c27b0", "target_only": "#607d8b",
-    "accept": "#4caf50", "reject": "#f44336", "unevaluated": "#9e9e9e",
+    # dark enough for 3:1 on white, light enough for 3:1 on the dark scheme's slate (or toned there: DARK_TONES)
+    "p": "#3f51b5", "q": "#ef6c00", "residual": "#9c27b0", "target_only": "#607d8b",
+    "accept": "#388e3c", "reject": "#f44336", "unevaluated": "#757575",
     # token fates in the visualizer's strip (light backgrounds under dark text)
     "accepted": "#a5d6a7", "rejected": "#ef9a9a", "resampled": "#ce93d8", "bonus": "#90caf9",
 }

@@ -159,7 +159,7 @@ def playground_data(artifacts: dict, values: dict) -> dict:
     speedup = {"defaults": {"alpha": float(values["code_greedy_best_alpha"]), "c": float(values["code_greedy_best_c"]),
                             "k": int(values["code_greedy_best_k"]),
                             "verify_slope": round(max(0.0, (kmax["verify_cost"] - 1) / kmax["k"]), 3)},
-               "measured": measured, "runs": runs}
+               "measured": measured, "runs": runs, "presets": calculator_presets(artifacts)}
     races = []
     for run in artifacts["traces"]["runs"]:
         if run["mode"] != "greedy" or not run.get("target_seconds") or not run.get("equals_target_greedy"):
@@ -207,6 +207,23 @@ def readable_hovers(fig: dict) -> dict:
             template += f" (min–max %{{customdata[0]:{HOVER_DIGITS}}}–%{{customdata[1]:{HOVER_DIGITS}}})"
         trace["hovertemplate"] = template + "<extra>%{fullData.name}</extra>"
     return fig
+
+
+def calculator_presets(artifacts: dict) -> list[dict]:
+    """The calculator's presets: per domain of the greedy sweep, the hardware this artifact set measured (its device),
+    with the α, c and k of the sweep's best row (rounded as the pages quote them: values._best) and the verify cost
+    per drafted token of its longest drafts. The page adds "your own" (the sliders as set)."""
+    device = artifacts["policies"]["metadata"]["device"]
+    presets = []
+    for sweep in artifacts["policies"]["sweeps"]:
+        if sweep["mode"] != "greedy":
+            continue
+        best = max(sweep["spec"], key=lambda r: r["speedup"]["median"])
+        longest = sweep["spec"][-1]
+        presets.append({"label": f"measured: {device['name']} ({device['type']}), {sweep['domain']}, greedy",
+                        "alpha": round(best["alpha"], 2), "c": round(best["c"], 3), "k": best["k"],
+                        "verify_slope": round(max(0.0, (longest["verify_cost"] - 1) / longest["k"]), 3)})
+    return presets
 
 
 def write_site_files(data_dir: Path, out: Path, docs: Path | None = None) -> list[str]:

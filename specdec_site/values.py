@@ -7,6 +7,7 @@ here, once, so that a page never rounds a number itself.
 from __future__ import annotations
 
 import os
+import re
 import statistics
 from collections.abc import Callable
 
@@ -718,6 +719,29 @@ def audit_tables(artifacts: dict) -> dict:
         "audit_not_built": {"columns": ["transformers candidate generator", "why it is not audited here"],
                             "rows": [[name, why] for name, why in audit["not_built"].items()]},
     }
+
+
+# The prompt sets a value can be measured over, and how a page names each (a regular expression over the page's
+# Markdown): a sentence or table that quotes values of two sets must name both (tests/test_build_data.py).
+PROMPT_SETS = {
+    "matrix": ("the first public prompts of each domain: the policy matrix and the fixed-k sweep",
+               r"matrix|sweep|\[\[val:(sweep_reps_greedy|pol_sweep_prompts|pol_(code|prose)_matrix_prompts)\]\]"),
+    "core": ("the core set: the policies stage's prompts for the core variants",
+             r"core set|\[\[val:pol_(code|prose)_prompts\]\]"),
+    "traces": ("the Step Visualizer's recorded runs", r"Step Visualizer|traces"),
+}
+
+
+def prompt_set(name: str) -> str | None:
+    """The prompt set value `name` is measured over (PROMPT_SETS), or None for a value that is no measurement over
+    prompts (a setting, a version, a count of the prompts themselves)."""
+    if name.startswith("polm_") or re.match(r"(code|prose)_(greedy|sampled)_", name):
+        return "matrix"
+    if re.fullmatch(r"pol_(code|prose)_\w+_(median|ci|over_\w+)", name):
+        return "core"
+    if name.startswith("trace_"):
+        return "traces"
+    return None
 
 
 class _Artifacts(dict):

@@ -151,6 +151,81 @@ def test_no_page_types_a_measured_number_by_hand():
     assert decimals and copies == [], copies
 
 
+def page_units(text: str) -> list[str]:
+    """A page's Markdown as the units a reader compares numbers in: each sentence of its prose, and each table with
+    the paragraph before it (which introduces it). Code blocks are left out."""
+    blocks = re.split(r"\n\s*\n", re.sub(r"```.*?```", " ", text, flags=re.S))
+    units = []
+    for before, block in zip(["", *blocks], blocks):
+        if block.lstrip().startswith("|"):
+            units.append(before + "\n" + block)
+        else:
+            units += re.split(r"(?<=[.!?])\s+(?=[A-Z*\[(])", block)
+    return units
+
+
+def test_a_comparison_across_prompt_sets_names_both():
+    """Issue 36: a sentence or table that quotes numbers measured over different prompt sets (the matrix and sweep,
+    the core set, the traces: values.prompt_set) names each set (values.PROMPT_SETS), so that no reader compares
+    a 4-prompt median with a 12-prompt one unawares. The rule has power: the sentence this test was written for,
+    before its fix, breaks it."""
+    from specdec_site.values import PROMPT_SETS, VALUES, prompt_set
+
+    def unnamed(unit: str) -> list[str]:
+        sets = {prompt_set(n) for n in re.findall(r"\[\[val:([a-z0-9_]+)\]\]", unit)} - {None}
+        return sorted(s for s in sets if len(sets) > 1 and not re.search(PROMPT_SETS[s][1], unit))
+
+    assert {prompt_set(n) for n in VALUES} == {*PROMPT_SETS, None}
+    old = ("Speedups over target-only: HF constant k = [[val:pol_fixed_k]] [[val:polm_code_hf_constant_median]]× on "
+           "code; HF defaults [[val:pol_code_hf_default_median]]× and [[val:pol_prose_hf_default_median]]×.")
+    assert unnamed(old) == ["core", "matrix"]
+    problems = [f"{page.name}: sets {unnamed(unit)} unnamed in: {unit[:200]}"
+                for page in sorted((ROOT / "docs").glob("*.md")) for unit in page_units(page.read_text()) if unnamed(unit)]
+    assert problems == [], "\n".join(problems)
+
+
+GREEK = r"alpha|beta|gamma|delta|pi|kappa|sigma|tau|mu|nu|lambda|theta|epsilon|varepsilon|rho|phi|psi|omega"
+
+
+def math_symbols(latex: str) -> set[str]:
+    """The symbols a piece of LaTeX uses: its single Latin letters and Greek letters, with a subscript's index
+    dropped (p_i is p) and words (\\text, \\mathrm: TV, oracle) and operators left out; \\mathbb{E} is "E-bb"."""
+    latex = re.sub(r"\\mathbb\{(\w)\}", r" \1bb ", latex)
+    # a decorated letter is a symbol of its own: p' (the residual), \tilde p, \hat a, k^\star
+    latex = re.sub(r"\\(tilde|hat)\{?\s*([A-Za-z])\}?", lambda m: f" {m.group(2)}{'~' if m.group(1) == 'tilde' else '^'} ", latex)
+    latex = re.sub(r"(?<![A-Za-z])([A-Za-z])'", r" \1' ", latex)
+    latex = re.sub(r"(?<![A-Za-z])([A-Za-z])\^\\star", r" \1* ", latex)
+    latex = re.sub(r"\\(text|mathrm|operatorname|tag|begin|end)\{[^}]*\}", " ", latex)
+    latex = re.sub(r"_\{[^{}]*\}|_\\?\w", " ", latex)  # subscripts: indices, not symbols of their own
+    found = set(re.findall(rf"\\({GREEK})(?![A-Za-z])", latex))
+    latex = re.sub(r"\\[A-Za-z]+", " ", latex)
+    return found | set(re.findall(r"(?<![A-Za-z])(?:[A-Za-z]bb|[A-Za-z][~^'*]|[A-Za-z])(?![A-Za-z~^'*])", latex))
+
+
+def test_every_math_symbol_has_one_meaning_in_the_symbol_table():
+    """Issue 36: The Math opens with a symbol table; every symbol its formulas use is in it, once. The meanings
+    that once collided stay apart: α is the acceptance rate only (the per-token probability is a, the wrong rule's
+    formula included), c is the draft's cost only (the confidence is κ), and T is a time only (temperature is
+    written out)."""
+    text = (ROOT / "docs" / "math.md").read_text()
+    table = re.search(r"\| symbol \| meaning \|\n\|---\|---\|\n((?:\|.*\|\n)+)", text)
+    assert table, "the math page has no symbol table"
+    rows = [line.split(" | ")[0].lstrip("| ") for line in table.group(1).splitlines()]
+    listed = [math_symbols(" ".join(re.findall(r"\\\((.*?)\\\)", row))) for row in rows]
+    firsts = [sym for syms in listed for sym in syms]
+    body = text[:table.start()] + text[table.end():]
+    used = set()
+    for latex in re.findall(r"\\\((.*?)\\\)|\$\$(.*?)\$\$", body, flags=re.S):
+        used |= math_symbols(" ".join(latex))
+    assert used and used <= set(firsts), f"symbols used but not in the table: {sorted(used - set(firsts))}"
+    # a symbol in two rows would have two meanings (an index row may repeat one of its row's symbols as a subscript)
+    assert len(firsts) == len(set(firsts)), sorted(s for s in firsts if firsts.count(s) > 1)
+    prose = re.sub(r"\\\(.*?\\\)|\$\$.*?\$\$|`[^`]*`", " ", body, flags=re.S)
+    assert not re.search(r"α\s*·?\s*q\b|\\alpha\\?,?\s*q\b", text), "α used for one token's acceptance probability"
+    assert not re.search(r"\bT\s*=\s*\d", prose), "T used for the temperature"
+    assert not re.search(r"\bc_j\b|\bc_\{?j", text), "c used for the confidence"
+
+
 def test_no_build_module_imports_torch_at_import_time():
     """The figure half runs with the site's requirements only (the Pages workflow has no torch)."""
     code = ("import sys; import specdec_site.site_files, specdec_site.contract, specdec.theory, specdec.fileio; "
@@ -547,21 +622,27 @@ def contrast(a: str, b: str) -> float:
     return (hi + 0.05) / (lo + 0.05)
 
 
-def test_in_the_dark_scheme_every_trace_colour_and_link_reaches_wcag_aa():
-    """Graphics need 3:1 against the background (WCAG 1.4.11), text 4.5:1 (1.4.3). The dark scheme's background is
-    Material's slate, #1e2129; a trace colour too dark for it is swapped for its light tone by specdec.js
-    (DARK_TONES), and the links and buttons take #9fa8da (specdec.css)."""
+def test_in_both_schemes_every_trace_colour_and_link_reaches_wcag_aa():
+    """Graphics need 3:1 against the background (WCAG 1.4.11), text 4.5:1 (1.4.3). The light scheme's background is
+    white; the dark scheme's is Material's slate, #1e2129, where a trace colour too dark for it is swapped for its
+    light tone by specdec.js (DARK_TONES), and the links and buttons take #9fa8da (specdec.css). The Home diagram's
+    accept and reject outlines are graphics too."""
     from specdec_site.figures import PALETTE
 
     script = (ROOT / "docs" / "assets" / "specdec.js").read_text()
     tones = json.loads(re.search(r"const DARK_TONES = (\{[^}]*\});", script).group(1))
-    slate = "#1e2129"
+    slate, white = "#1e2129", "#ffffff"
     for name, color in PALETTE.items():
         if name in ("accepted", "rejected", "resampled", "bonus"):  # backgrounds under #111 text: text contrast
             assert contrast(color, "#111111") >= 4.5, (name, color)
             continue
+        assert contrast(color, white) >= 3, (name, color, round(contrast(color, white), 2))
         shown = tones.get(color, color)
         assert contrast(shown, slate) >= 3, (name, color, shown, round(contrast(shown, slate), 2))
+    for stroke in re.findall(r"\.sd-(?:accept|reject) rect \{ stroke: (#[0-9a-f]{6}); \}",
+                             (ROOT / "docs" / "assets" / "specdec.css").read_text()):
+        assert min(contrast(stroke, white), contrast(stroke, slate)) >= 3, stroke
+    assert contrast("#ff9800", white) < 3  # the orange it replaces fails on white: the test can tell
     css = (ROOT / "docs" / "assets" / "specdec.css").read_text()
     link = re.search(r'\[data-md-color-scheme="slate"\] \{ --md-typeset-a-color: (#[0-9a-f]{6}); \}', css).group(1)
     assert contrast(link, slate) >= 4.5

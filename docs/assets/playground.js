@@ -353,6 +353,14 @@
     root.textContent = "";
     const grid = el("div", { class: "pg-controls" });
     const d = this.data.defaults;
+    // Presets: the hardware this site's data measured (per domain), and "your own": the sliders as you set them
+    const presetRow = el("div", { class: "pg-row" });
+    const preset = el("select", { id: "pg-speedup-preset", "aria-label": "Calculator preset" });
+    (this.data.presets || []).forEach(function (p, i) { preset.appendChild(el("option", { value: String(i) }, p.label)); });
+    preset.appendChild(el("option", { value: "own" }, "your own (α, c, k and verify cost as you set them)"));
+    presetRow.append(el("label", { for: "pg-speedup-preset" }, "Preset "), preset);
+    root.appendChild(presetRow);
+    this.preset = preset;
     this.alpha = slider("pg-alpha", "acceptance rate α", 0, 0.99, 0.01, d.alpha, "Try this: raise α toward 1: the best k grows without bound.");
     // step 0.001: the measured c (values.json, three decimals) is a slider position, not snapped to another number
     this.c = slider("pg-c", "draft cost c (× target pass)", 0, 1, 0.001, d.c, "Try this: c = 0 (a free draft, like prompt lookup): long drafts only cost verify time.");
@@ -360,8 +368,17 @@
     this.v = slider("pg-v", "verify cost per extra token (× target pass)", 0, 0.3, 0.005, d.verify_slope, "Measured here: scoring k+1 tokens costs 1 + this × k passes.");
     [this.alpha, this.c, this.k, this.v].forEach(function (s) {
       grid.appendChild(s.wrap);
-      s.input.addEventListener("input", function () { self.render(); });
+      s.input.addEventListener("input", function () { self.preset.value = "own"; self.render(); });
     });
+    preset.addEventListener("change", function () {
+      const p = self.data.presets[parseInt(preset.value, 10)];
+      if (!p) return;  // "your own": keep the sliders
+      self.alpha.input.value = p.alpha; self.c.input.value = p.c; self.k.input.value = p.k; self.v.input.value = p.verify_slope;
+      self.render();
+    });
+    // the defaults are the first preset's numbers (code, greedy): it starts selected when they agree
+    const first = (this.data.presets || [])[0];
+    preset.value = first && first.alpha === d.alpha && first.c === d.c && first.k === d.k && first.verify_slope === d.verify_slope ? "0" : "own";
     root.appendChild(grid);
     this.readout = el("p", { class: "pg-result", id: "pg-speedup-readout", role: "status", "aria-live": "polite" });
     root.appendChild(this.readout);
@@ -394,9 +411,11 @@
     const best = bestOf(eq8) + 1;
     const pal = tonedPalette(this.palette);  // light tones on the dark scheme (specdec.js)
     const traces = [
-      { type: "scatter", mode: "lines", name: "tokens per target pass, eq. (6)", x: ks, y: tpp, line: { color: pal.unevaluated, dash: "dot" } },
-      { type: "scatter", mode: "lines", name: "theory, i.i.d. α: Thm 3.8, eq. (7)", x: ks, y: eq7, line: { color: pal.p, dash: "dash" } },
-      { type: "scatter", mode: "lines", name: "theory, i.i.d. α, with verify cost: eq. (8)", x: ks, y: eq8, line: { color: pal.p } },
+      // tokens per pass is not a speedup: its own axis, on the right
+      { type: "scatter", mode: "lines", name: "tokens per target pass, eq. (6) (right axis)", x: ks, y: tpp, yaxis: "y2", line: { color: pal.unevaluated, dash: "dot" } },
+      // the theory in one colour of its own (the recorded runs take the domains' colours)
+      { type: "scatter", mode: "lines", name: "theory, i.i.d. α: Thm 3.8, eq. (7)", x: ks, y: eq7, line: { color: pal.target_only, dash: "dash" } },
+      { type: "scatter", mode: "lines", name: "theory, i.i.d. α, with verify cost: eq. (8)", x: ks, y: eq8, line: { color: pal.target_only } },
       { type: "scatter", mode: "markers", name: "best k of eq. (8)", x: [best], y: [eq8[best - 1]], marker: { color: pal.accept, size: 14, symbol: "star" } },
       { type: "scatter", mode: "markers", name: "your k", x: [k], y: [eq8[k - 1]], marker: { color: pal.q, size: 11 } },
     ];
@@ -404,8 +423,8 @@
     // verify cost. Not a fit to the speedups: the measured markers below are the check.
     const runAware = (this.data.runs || []).map(function (r) {
       const y = ks.map(function (i) { return runAwareTokensPerPass(r.per_position, i) / (c * i + 1 + slope * i); });
-      traces.push({ type: "scatter", mode: "lines", name: "from the recorded acceptance runs: " + r.label, x: ks, y: y,
-        line: { color: pal[r.domain], width: 2.5 } });
+      traces.push({ type: "scatter", mode: "lines+markers", name: "from the recorded acceptance runs: " + r.label, x: ks, y: y,
+        line: { color: pal[r.domain], width: 2.5, dash: "dashdot" }, marker: { color: pal[r.domain], size: 5 } });
       return { label: r.label, y: y, best: bestOf(y) + 1 };
     });
     this.data.measured.forEach(function (m) {
@@ -414,7 +433,8 @@
     });
     const speedDiv = document.getElementById("pg-speedup-chart");
     Plotly.react(speedDiv, traces, themed(titled(speedDiv, "The theory for these numbers, what this site's runs say, and its measurements", { height: 460, margin: { t: 30, r: 10, b: 20, l: 50 },
-      xaxis: { title: { text: "k" }, dtick: 1, automargin: true }, yaxis: { title: { text: "× target-only" }, automargin: true },
+      xaxis: { title: { text: "k" }, dtick: 1, automargin: true }, yaxis: { title: { text: "speedup (× target-only)" }, automargin: true },
+      yaxis2: { title: { text: "tokens per pass" }, overlaying: "y", side: "right", automargin: true, showgrid: false, rangemode: "tozero" },
       legend: { orientation: "h", x: 0, xref: "container", y: 0, yref: "container", yanchor: "bottom" } })), configFor(speedDiv)).then(noTabStops);
     const theory = eq8[best - 1] <= 1
       ? "Independent-α theory, eq. (8): speculation does not pay here (at best " + eq8[best - 1].toFixed(2) + "× at k = " + best + ": below 1 is slower than the target alone)."
