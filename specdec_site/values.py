@@ -710,11 +710,11 @@ def audit_tables(artifacts: dict) -> dict:
         verdict = r["verdict"] + (" ✓" if (r["verdict"] == "fails") == r["control"] else " ✗")
         impossible = f"; {r['impossible']} continuations the target never makes" if r["impossible"] else ""
         rows.append([r["name"], r["implementation"] + (" (a control: must fail)" if r["control"] else ""),
-                     r["settings"], f"{r['samples']:,}",
+                     r["settings"],
                      f"{r['p_value']:.2g}", f"{fmt(r['tv_bins'], 3)} ({fmt(r['tv_noise'], 3)}){impossible}",
                      fmt(r["tv_detectable"], 3), verdict])
     return {
-        "audit": {"columns": ["row", "implementation", "sampling", "N", "p-value", "TV (noise)", "detectable TV",
+        "audit": {"columns": ["row", "implementation", "sampling", "p-value", "TV (noise)", "detectable TV",
                               "verdict"], "rows": rows},
         "audit_not_built": {"columns": ["transformers candidate generator", "why it is not audited here"],
                             "rows": [[name, why] for name, why in audit["not_built"].items()]},

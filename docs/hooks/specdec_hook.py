@@ -481,8 +481,10 @@ def render_marker(marker: str) -> str:
         table = tables[name]
         head = "".join(f"<th>{page_text(c)}</th>" for c in table["columns"])
         body = "".join("<tr>" + "".join(f"<td>{page_text(str(c))}</td>" for c in row) + "</tr>" for row in table["rows"])
-        return (f'<table class="specdec-table" id="table-{html.escape(name)}" data-specdec-marker="{html.escape(marker)}">'
-                f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+        # in Material's own wrappers (its script wraps only the tables Markdown makes): a phone scrolls it sideways
+        return (f'<div class="md-typeset__scrollwrap"><div class="md-typeset__table">'
+                f'<table class="specdec-table" id="table-{html.escape(name)}" data-specdec-marker="{html.escape(marker)}">'
+                f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div></div>")
     if kind == "data" and name:
         folder = data_folder()
         if not FIGURE_NAME.fullmatch(name.replace(".", "_").replace("-", "_")) or not (DOCS / folder / name).is_file():
