@@ -32,7 +32,7 @@ def hook(monkeypatch, tmp_path):
         if name == "speedup_vs_k":
             return FIGURE
         if name == "tables":
-            return {"tables": {"audit": {"columns": ["row", "<b>"], "rows": [["a<script>", 0.5], ["[[val:html]]", 1]]}}}
+            return {"tables": {"audit": {"columns": ["row", "<b>"], "rows": [["a<script>", 0.5], ["[[val:html]]", 1], ["`a-b<`", "`"]]}}}
         return module.__dict__["_real_load_checked"](name)
 
     module._real_load_checked = module.load_checked
@@ -323,7 +323,8 @@ def test_a_table_marker_renders_its_rows_escaped_and_an_unknown_table_fails(hook
     html, used = render(hook, "Intro\n\n[[table:audit]]\n")
     assert "<th>&lt;b&gt;</th>" in html and "<td>a&lt;script&gt;</td>" in html and "<script>" not in html
     assert "<td>&#91;&#91;val:html]]</td>" in html  # a cell is text: no marker inside it is filled
-    assert html.count("<tr>") == 3 and "<p><table" not in html and "table" in used
+    assert "<td><code>a-b&lt;</code></td><td>`</td>" in html  # backticks: code, still escaped
+    assert html.count("<tr>") == 4 and "<p><" not in html and "table" in used
     with pytest.raises(PluginError, match="no table 'nope'"):
         render(hook, "[[table:nope]]\n")
     with pytest.raises(PluginError, match="in a heading"):

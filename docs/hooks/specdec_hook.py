@@ -6,7 +6,7 @@ Markers in the Markdown pages:
                       it is inserted raw, since Markdown escapes code itself)
     [[visualizer]]    the Step Visualizer with the recorded traces (docs/figures/visualizer.json)
     [[playground:PART]]  a Playground panel (rule, speedup, race), or its data (docs/figures/playground.json)
-    [[table:NAME]]    an HTML table from docs/figures/tables.json (every cell HTML-escaped)
+    [[table:NAME]]    an HTML table from docs/figures/tables.json (every cell HTML-escaped; `a cell in backticks` is code)
     [[data:FILE]]     a link to FILE in the artifact folder the figures were built from (docs/data/<device>/, or the
                       folder given to build_figures.py --data): pages name no data folder themselves
     [[!TEXT]]         the literal text [[TEXT]] (the escape)
@@ -428,6 +428,14 @@ def data_folder() -> str:
     return folder
 
 
+def table_cell(cell) -> str:
+    """A [[table:...]] cell as HTML: its text escaped; a cell written `like this` (in backticks) is code."""
+    text = str(cell)
+    if len(text) > 2 and text.startswith("`") and text.endswith("`") and "`" not in text[1:-1]:
+        return f"<code>{page_text(text[1:-1])}</code>"
+    return page_text(text)
+
+
 def page_text(text: str) -> str:
     """Text as HTML: escaped, and its square brackets as character references, so that the page shows "[[" where
     the hook put it and MarkerPlacement finds only the "[[" that no marker rendered."""
@@ -480,10 +488,11 @@ def render_marker(marker: str) -> str:
         _page["used"].add(kind)
         table = tables[name]
         head = "".join(f"<th>{page_text(c)}</th>" for c in table["columns"])
-        body = "".join("<tr>" + "".join(f"<td>{page_text(str(c))}</td>" for c in row) + "</tr>" for row in table["rows"])
-        # in Material's own wrappers (its script wraps only the tables Markdown makes): a phone scrolls it sideways
+        body = "".join("<tr>" + "".join(f"<td>{table_cell(c)}</td>" for c in row) + "</tr>" for row in table["rows"])
+        # In Material's own wrappers (its script wraps only the tables Markdown makes), so that a phone scrolls it
+        # sideways; no class on the <table>, which Material's table style requires.
         return (f'<div class="md-typeset__scrollwrap"><div class="md-typeset__table">'
-                f'<table class="specdec-table" id="table-{html.escape(name)}" data-specdec-marker="{html.escape(marker)}">'
+                f'<table id="table-{html.escape(name)}" data-specdec-marker="{html.escape(marker)}">'
                 f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div></div>")
     if kind == "data" and name:
         folder = data_folder()
