@@ -192,7 +192,7 @@ def fig_hf_comparison(a) -> go.Figure:
                     orientation="h", marker={"color": color}, hovertemplate="%{y}: %{x:.2f}×<extra>" + name + "</extra>")
     fig.add_vline(x=1, line={"color": "gray", "width": 1})
     fig.update_layout(**layout(f"Same {pol['draft_variant']} draft, same target, greedy, {pol['new_tokens']} tokens: speedup per prompt",
-                               "speedup × over the prompt's one target-only run", "", barmode="group",
+                               "speedup (× target-only)", "", barmode="group",
                                height=140 + 26 * len(prompts), bargap=0.25, legend={"traceorder": "reversed"},
                                yaxis={"type": "category", "categoryorder": "array", "categoryarray": prompts[::-1],
                                       "title": {"text": ""}}))
@@ -287,7 +287,7 @@ def fig_choosing_k(a) -> go.Figure:
                         hovertemplate="%{y}: oracle %{x:.2f}×<extra>" + domain + "</extra>")
     fig.add_vline(x=1, line={"color": "gray", "width": 1})
     fig.update_layout(**layout("Speedup over target-only by draft-length policy (median, 95% CI; · N prompts)",
-                               "speedup × over the prompt's target-only run", "", barmode="group",
+                               "speedup (× target-only)", "", barmode="group",
                                height=160 + 34 * len(order), bargap=0.2,
                                yaxis={"type": "category", "categoryorder": "array", "categoryarray": order,
                                       "title": {"text": ""}}))

@@ -709,7 +709,9 @@ def audit_tables(artifacts: dict) -> dict:
     for r in audit["rows"]:
         verdict = r["verdict"] + (" ✓" if (r["verdict"] == "fails") == r["control"] else " ✗")
         impossible = f"; {r['impossible']} continuations the target never makes" if r["impossible"] else ""
-        rows.append([f"`{r['name']}`", r["implementation"] + (" (a control: must fail)" if r["control"] else ""),
+        # the pages' symbols (The Math): a is one token's acceptance probability; α is the acceptance rate
+        implementation = r["implementation"].replace("α·q", "a·q")
+        rows.append([f"`{r['name']}`", implementation + (" (a control: must fail)" if r["control"] else ""),
                      r["settings"],
                      f"{r['p_value']:.2g}", f"{fmt(r['tv_bins'], 3)} ({fmt(r['tv_noise'], 3)}){impossible}",
                      fmt(r["tv_detectable"], 3), verdict])

@@ -1,6 +1,7 @@
 """Every figure readable, measured in a real browser at 1400 px and 375 px, in light and dark: no two tick labels
 of one axis overlap, a figure's title and legend stay inside the figure and off its plot area, a time-breakdown bar
-is drawn for every category it names, and no numbered equation's "(n)" tag sits on its formula.
+is drawn for every category it names, no axis title is cut at the figure's edge, and no numbered equation's "(n)"
+tag sits on its formula.
 
 What a reader saw before these checks (each fails against the site as it was): titles cut at both ends and rotated
 prompt names under a legend on "Choosing k" and the HF comparison, the target-only bar missing from "Where the time
@@ -36,7 +37,9 @@ MEASURE = """(sel) => Array.from(document.querySelectorAll(sel || '.specdec-figu
   const legend = div.querySelector('g.legend');
   const plots = Array.from(div.querySelectorAll('.nsewdrag')).map(box);
   const page = [0, -1e9, document.documentElement.clientWidth, 1e9];
-  return {id: div.id, figure: box(div), axes: axes, title: title ? box(title) : null, titleOutside: !!(title && title === above),
+  const axisTitles = Array.from(div.querySelectorAll('.g-xtitle text, .g-ytitle text, .g-y2title text'))
+    .filter(t => t.textContent.trim()).map(t => [t.textContent, box(t)]);
+  return {id: div.id, figure: box(div), axes: axes, axisTitles: axisTitles, title: title ? box(title) : null, titleOutside: !!(title && title === above),
           page: page, legend: legend ? box(legend) : null, plots: plots,
           modebar: Array.from(div.querySelectorAll('.modebar')).filter(m => m.offsetParent !== null).length};
 })"""
@@ -75,6 +78,9 @@ def figure_problems(fig: dict, width: int, where: str = "") -> list[str]:
             problems.append(f"{name}: the {part} leaves the figure ({fig[part]} not in {fig['figure']})")
         if any(overlap(fig[part], plot, slack=2) for plot in fig["plots"]):
             problems.append(f"{name}: the {part} covers the plot area")
+    for text, title in fig.get("axisTitles", []):  # "target-onl": an axis title cut at the figure's edge
+        if not inside(title, fig["figure"]):
+            problems.append(f"{name}: the axis title {text!r} leaves the figure ({title} not in {fig['figure']})")
     if width < 600 and fig["modebar"]:
         problems.append(f"{name}: the toolbar is shown on a phone (it covers the title)")
     if fig["figure"][2] > fig["page"][2] + 1 or fig["figure"][0] < -1:

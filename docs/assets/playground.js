@@ -434,7 +434,8 @@
     const speedDiv = document.getElementById("pg-speedup-chart");
     Plotly.react(speedDiv, traces, themed(titled(speedDiv, "The theory for these numbers, what this site's runs say, and its measurements", { height: 460, margin: { t: 30, r: 10, b: 20, l: 50 },
       xaxis: { title: { text: "k" }, dtick: 1, automargin: true }, yaxis: { title: { text: "speedup (× target-only)" }, automargin: true },
-      yaxis2: { title: { text: "tokens per pass" }, overlaying: "y", side: "right", automargin: true, showgrid: false, rangemode: "tozero" },
+      yaxis2: { title: { text: "tokens per pass" }, overlaying: "y", side: "right", automargin: true, showgrid: false,
+        tickmode: "auto", nticks: 5, tickformat: ".1f", rangemode: "tozero" },  // its own ticks, not the left axis's gridlines
       legend: { orientation: "h", x: 0, xref: "container", y: 0, yref: "container", yanchor: "bottom" } })), configFor(speedDiv)).then(noTabStops);
     const theory = eq8[best - 1] <= 1
       ? "Independent-α theory, eq. (8): speculation does not pay here (at best " + eq8[best - 1].toFixed(2) + "× at k = " + best + ": below 1 is slower than the target alone)."
