@@ -433,7 +433,9 @@
     });
     const speedDiv = document.getElementById("pg-speedup-chart");
     Plotly.react(speedDiv, traces, themed(titled(speedDiv, "The theory for these numbers, what this site's runs say, and its measurements", { height: 460, margin: { t: 30, r: 10, b: 20, l: 50 },
-      xaxis: { title: { text: "k" }, dtick: 1, automargin: true }, yaxis: { title: { text: "speedup (× target-only)" }, automargin: true },
+      // every k on a wide screen; every other one on a phone, where the right-hand axis leaves the plot about 230 px
+      xaxis: { title: { text: "k" }, range: [0.5, 16.5], tick0: 1, dtick: speedDiv.clientWidth < 600 ? 2 : 1, automargin: true },
+      yaxis: { title: { text: "speedup (× target-only)" }, automargin: true },
       yaxis2: { title: { text: "tokens per pass" }, overlaying: "y", side: "right", automargin: true, showgrid: false,
         tickmode: "auto", nticks: 5, tickformat: ".1f", rangemode: "tozero" },  // its own ticks, not the left axis's gridlines
       legend: { orientation: "h", x: 0, xref: "container", y: 0, yref: "container", yanchor: "bottom" } })), configFor(speedDiv)).then(noTabStops);
@@ -457,6 +459,7 @@
   // ------------------------------------------------------------------ 3. the race
   function RacePanel(root, data) {
     const self = this;
+    root._specdec = this;  // for the browser tests, as the visualizer's
     this.runs = data.race.runs;
     this.palette = data.palette;
     root.textContent = "";
@@ -497,7 +500,8 @@
   RacePanel.prototype.toggle = function () {
     if (this.timer) { this.stop(); return; }
     const self = this;
-    if (this.t >= this.run.target_seconds) this.t = 0;
+    const end = Math.max(this.run.target_seconds, this.run.spec_seconds);  // the race ends when both lanes have
+    if (this.t >= end) this.t = 0;
     let last = performance.now();
     this.playBtn.textContent = "Pause";
     this.draw();  // a replay clears the finished race at once, not at the first tick
@@ -505,7 +509,7 @@
       const now = performance.now();
       self.t += (now - last) / 1000 * self.speed;
       last = now;
-      if (self.t >= self.run.target_seconds) { self.t = self.run.target_seconds; self.stop(); }
+      if (self.t >= end) { self.t = end; self.stop(); }
       self.draw();
     }, 40);
   };
@@ -536,11 +540,16 @@
     const specDone = Math.min(t, r.spec_seconds);
     this.lanes.target.querySelector(".pg-clock").textContent = Math.min(t, r.target_seconds).toFixed(2) + " s, " + nTarget + " tokens";
     this.lanes.spec.querySelector(".pg-clock").textContent = specDone.toFixed(2) + " s, " + shown + " tokens";
-    if (t >= r.target_seconds) {
+    // A recorded run where speculation was slower is replayed as it was: the race lasts until both lanes are done.
+    if (t >= r.target_seconds && t >= r.spec_seconds) {
+      const ratio = r.target_seconds / r.spec_seconds;
       this.status.textContent = "Speculative decoding took " + r.spec_seconds.toFixed(2) + " s, the target alone " +
-        r.target_seconds.toFixed(2) + " s: " + (r.target_seconds / r.spec_seconds).toFixed(2) + "× as measured in this recorded run.";
+        r.target_seconds.toFixed(2) + " s: " + ratio.toFixed(2) + "× as measured in this recorded run" +
+        (ratio < 1 ? " (speculation was slower here)." : ".");
     } else if (t >= r.spec_seconds) {
       this.status.textContent = "Speculative decoding finished in " + r.spec_seconds.toFixed(2) + " s; the target alone is still writing.";
+    } else if (t >= r.target_seconds) {
+      this.status.textContent = "The target alone finished in " + r.target_seconds.toFixed(2) + " s; speculative decoding is still writing.";
     } else {
       this.status.textContent = "";
     }
