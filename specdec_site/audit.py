@@ -155,22 +155,12 @@ def chi_square(counts: dict[tuple, int], exact: dict[tuple, float]) -> dict:
     under exactness, de Moivre's mean absolute deviation of a binomial, normal approximation), and the power."""
     from scipy.stats import chisquare
 
+    from .exact import pooled_bins
+
     n = sum(counts.values())
     impossible = sorted(s for s in counts if exact.get(s, 0.0) <= 0.0)
-    observed, expected, pooled_o, pooled_e = [], [], 0, 0.0
-    for seq, p in exact.items():
-        if n * p >= MIN_EXPECTED:
-            observed.append(counts.get(seq, 0))
-            expected.append(n * p)
-        else:
-            pooled_o += counts.get(seq, 0)
-            pooled_e += n * p
-    pooled_o += sum(counts[s] for s in impossible)  # a continuation the target never makes: in the pooled bin
-    if pooled_e > 0 or pooled_o:
-        observed.append(pooled_o)
-        expected.append(pooled_e)
-    total = sum(expected)
-    expected = [e * n / total for e in expected]  # float32 model probabilities: renormalise the rounding away
+    # a continuation the target never makes: in the pooled bin
+    observed, expected = pooled_bins(counts, exact, MIN_EXPECTED, extra_pooled=sum(counts[s] for s in impossible))
     if min(expected) <= 0:  # only impossible continuations in the pooled bin: an infinite statistic (null in JSON)
         statistic, p_value = None, 0.0
     else:

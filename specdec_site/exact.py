@@ -137,19 +137,14 @@ def sample_sequence_counts(target, draft, prompt: torch.Tensor, n_new: int, n_ru
     return counts
 
 
-def chi_square_test(counts: dict, exact: dict, min_expected: float = 5.0) -> dict:
-    """Pearson chi-square of sampled counts against an exact distribution, plus the TV distance.
-
-    Sequences whose expected count is below `min_expected` are pooled into one bin, as the test
-    requires; a sampled sequence of probability 0 is an error, not a bin.
-    """
-    from scipy.stats import chisquare
-
+def pooled_bins(counts: dict, exact: dict, min_expected: float = 5.0,
+                extra_pooled: int = 0) -> tuple[list[int], list[float]]:
+    """(observed, expected) counts of the chi-square test's bins: one per sequence expected at least `min_expected`
+    times in sum(counts) draws, and one pooled bin for the rest (with `extra_pooled` more observations in it), as the
+    test requires. The expected counts are renormalised to the draws (float32 model probabilities: the tiny rounding
+    away)."""
     n = sum(counts.values())
-    impossible = [s for s in counts if exact.get(s, 0.0) <= 0.0 and counts[s] > 0]
-    if impossible:
-        raise AssertionError(f"sampled sequences of probability 0: {impossible[:5]}")
-    observed, expected, pooled_o, pooled_e = [], [], 0, 0.0
+    observed, expected, pooled_o, pooled_e = [], [], extra_pooled, 0.0
     for seq, p in exact.items():
         if n * p >= min_expected:
             observed.append(counts.get(seq, 0))
@@ -157,11 +152,27 @@ def chi_square_test(counts: dict, exact: dict, min_expected: float = 5.0) -> dic
         else:
             pooled_o += counts.get(seq, 0)
             pooled_e += n * p
-    if pooled_e > 0:
+    if pooled_e > 0 or pooled_o:
         observed.append(pooled_o)
         expected.append(pooled_e)
-    total = sum(expected)  # float32 model probabilities: renormalise the tiny rounding away
-    result = chisquare(observed, [e * n / total for e in expected])
+    total = sum(expected)
+    return observed, [e * n / total for e in expected]
+
+
+def chi_square_test(counts: dict, exact: dict, min_expected: float = 5.0) -> dict:
+    """Pearson chi-square of sampled counts against an exact distribution, plus the TV distance.
+
+    Sequences whose expected count is below `min_expected` are pooled into one bin (pooled_bins); a sampled
+    sequence of probability 0 is an error, not a bin.
+    """
+    from scipy.stats import chisquare
+
+    n = sum(counts.values())
+    impossible = [s for s in counts if exact.get(s, 0.0) <= 0.0 and counts[s] > 0]
+    if impossible:
+        raise AssertionError(f"sampled sequences of probability 0: {impossible[:5]}")
+    observed, expected = pooled_bins(counts, exact, min_expected)
+    result = chisquare(observed, expected)
     return {
         "samples": n,
         "bins": len(observed),

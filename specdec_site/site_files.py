@@ -158,7 +158,7 @@ def playground_data(artifacts: dict, values: dict) -> dict:
     # The calculator's defaults are the numbers the pages quote (values.py, one place), not a second rounding.
     speedup = {"defaults": {"alpha": float(values["code_greedy_best_alpha"]), "c": float(values["code_greedy_best_c"]),
                             "k": int(values["code_greedy_best_k"]),
-                            "verify_slope": round(max(0.0, (kmax["verify_cost"] - 1) / kmax["k"]), 3)},
+                            "verify_slope": verify_slope(kmax)},
                "measured": measured, "runs": runs, "presets": calculator_presets(artifacts)}
     races = []
     for run in artifacts["traces"]["runs"]:
@@ -222,8 +222,14 @@ def calculator_presets(artifacts: dict) -> list[dict]:
         longest = sweep["spec"][-1]
         presets.append({"label": f"measured: {device['name']} ({device['type']}), {sweep['domain']}, greedy",
                         "alpha": round(best["alpha"], 2), "c": round(best["c"], 3), "k": best["k"],
-                        "verify_slope": round(max(0.0, (longest["verify_cost"] - 1) / longest["k"]), 3)})
+                        "verify_slope": verify_slope(longest)})
     return presets
+
+
+def verify_slope(row: dict) -> float:
+    """The calculator's verify cost per drafted token, from a sweep row (its longest drafts): a verify pass of k drafts
+    costs 1 + slope × k target passes."""
+    return round(max(0.0, (row["verify_cost"] - 1) / row["k"]), 3)
 
 
 def write_site_files(data_dir: Path, out: Path, docs: Path | None = None) -> list[str]:
