@@ -287,7 +287,7 @@ def audit_rows() -> list[AuditRow]:
         AuditRow("control-ensemble", "transformers, assistant model, assistant_ensemble_weight = 0.5 (documented "
                  "as biased)", HF_DEFAULTS, "transformers", True,
                  lambda: transformers_sampler("assistant", True, assistant_ensemble_weight=0.5)),
-        AuditRow("control-alpha-residual", "specdec with the residual norm(max(0, p − α·q))", Sampling(), "specdec",
+        AuditRow("control-alpha-residual", "specdec with the residual norm(max(0, p − a·q))", Sampling(), "specdec",
                  True, lambda: specdec_sampler(), alpha_residual=True),
     ]
     return rows

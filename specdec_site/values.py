@@ -687,7 +687,8 @@ VALUES: dict[str, Callable] = {
 
 
 def _audit_group(row: dict) -> str:
-    return "control" if row["control"] else "specdec" if row["name"].startswith("specdec") else "transformers"
+    """control, or whose implementation the row audits: specdec or transformers (its reference distribution's)."""
+    return "control" if row["control"] else row["reference"]
 
 
 def _audit_count(a, group: str, verdict: str) -> str:
@@ -709,9 +710,7 @@ def audit_tables(artifacts: dict) -> dict:
     for r in audit["rows"]:
         verdict = r["verdict"] + (" ✓" if (r["verdict"] == "fails") == r["control"] else " ✗")
         impossible = f"; {r['impossible']} continuations the target never makes" if r["impossible"] else ""
-        # the pages' symbols (The Math): a is one token's acceptance probability; α is the acceptance rate
-        implementation = r["implementation"].replace("α·q", "a·q")
-        rows.append([f"`{r['name']}`", implementation + (" (a control: must fail)" if r["control"] else ""),
+        rows.append([f"`{r['name']}`", r["implementation"] + (" (a control: must fail)" if r["control"] else ""),
                      r["settings"],
                      f"{r['p_value']:.2g}", f"{fmt(r['tv_bins'], 3)} ({fmt(r['tv_noise'], 3)}){impossible}",
                      fmt(r["tv_detectable"], 3), verdict])
