@@ -174,6 +174,8 @@ def playground_data(artifacts: dict, values: dict) -> dict:
             fates += [f["extra_fate"]] if f["extra_fate"] else []
             out.append({"end": elapsed, "tokens": [visible(run["vocab"].get(str(t), "?")) for t in s["emitted"]],
                         "fates": fates[: len(s["emitted"])]})
+        if out:  # the scaled steps sum to the run's time up to rounding: the last one ends when the run did
+            out[-1]["end"] = run["seconds"]
         policy = "fixed k = " + str(run["trace"]["k"]) if run.get("policy", "fixed") == "fixed" else f"{run['policy']}, k ≤ {run['trace']['k']}"
         races.append({"label": f"{run['prompt']['id']} ({policy})", "target_seconds": run["target_seconds"],
                       "spec_seconds": run["seconds"], "tokens": [visible(run["vocab"].get(str(t), "?")) for t in run["tokens"]],

@@ -181,6 +181,7 @@ def test_race_replays_the_measured_run(playground):
     page, _ = playground
     data = json.loads(page.evaluate("() => document.getElementById('specdec-playground-data').content.textContent"))
     run = data["race"]["runs"][0]
+    assert all(r["steps"][-1]["end"] == r["spec_seconds"] for r in data["race"]["runs"])  # the last step ends the run
     page.select_option("#pg-race-speed", "4")
     page.click("#pg-race-play")
     page.wait_for_function("() => document.getElementById('pg-race-status').textContent.includes('as measured')",
@@ -334,10 +335,8 @@ def test_the_guided_exercises_show_what_the_page_says(playground):
     run = json.loads(page.evaluate("() => document.getElementById('specdec-playground-data').content.textContent"))[
         "race"]["runs"][0]
     page.select_option("#pg-race-speed", "4")
-    if page.inner_text("#pg-race-play") == "Pause":  # an earlier test's race still running: stop it
-        page.click("#pg-race-play")
     page.click("#pg-race-play")
-    # the click starts this race at 0 s (an earlier test may have left a finished race on the page)
+    # the click starts this race at 0 s (loading the run stopped any earlier race and reset its clock)
     assert page.inner_text("#pg-race-status") == "" and page.inner_text("#pg-race-play") == "Pause"
     # this race ends: the timer stops, both lanes complete, and the final status shows
     page.wait_for_function(f"""() => document.getElementById('pg-race-play').textContent === 'Play' &&

@@ -500,8 +500,7 @@
   RacePanel.prototype.toggle = function () {
     if (this.timer) { this.stop(); return; }
     const self = this;
-    const steps = this.run.steps;  // the race ends when both lanes have (the last step's end, summed, may pass spec_seconds by a rounding)
-    const end = Math.max(this.run.target_seconds, this.run.spec_seconds, steps.length ? steps[steps.length - 1].end : 0);
+    const end = Math.max(this.run.target_seconds, this.run.spec_seconds);  // the race ends when both lanes have
     if (this.t >= end) this.t = 0;
     let last = performance.now();
     this.playBtn.textContent = "Pause";
@@ -529,7 +528,7 @@
     spec.textContent = "";
     let shown = 0;
     r.steps.forEach(function (s) {
-      if (s.end > t + 1e-9) return;
+      if (s.end > t) return;
       s.tokens.forEach(function (tok, j) {
         const span = el("span", { class: "pg-tok", title: s.fates[j] }, tok);
         span.style.background = self.palette[s.fates[j]];
@@ -542,7 +541,7 @@
     this.lanes.target.querySelector(".pg-clock").textContent = Math.min(t, r.target_seconds).toFixed(2) + " s, " + nTarget + " tokens";
     this.lanes.spec.querySelector(".pg-clock").textContent = specDone.toFixed(2) + " s, " + shown + " tokens";
     // A recorded run where speculation was slower is replayed as it was: the race lasts until both lanes are done.
-    if (t >= r.target_seconds && t >= r.spec_seconds - 1e-9) {
+    if (t >= r.target_seconds && t >= r.spec_seconds) {
       const ratio = r.target_seconds / r.spec_seconds;
       this.status.textContent = "Speculative decoding took " + r.spec_seconds.toFixed(2) + " s, the target alone " +
         r.target_seconds.toFixed(2) + " s: " + ratio.toFixed(2) + "× as measured in this recorded run" +
