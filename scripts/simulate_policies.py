@@ -9,8 +9,9 @@ measured for that k (the line a + b k fitted to the same steps where too few had
 uses the line throughout), with the oracle (eq. 13) as the ceiling. No timing noise: two policies differ only
 by their choices.
 
-    python scripts/simulate_policies.py collect --start 6 --count 6 --out /tmp/chains.json   # models, ~20 min
-    python scripts/simulate_policies.py replay /tmp/chains.json                               # seconds
+    python scripts/simulate_policies.py collect --start 12 --count 6 --out /tmp/chains.json  # models, ~15 min
+    python scripts/simulate_policies.py replay scripts/design_chains.json.gz                 # a minute, no model
+    python scripts/simulate_policies.py fit scripts/design_chains.json.gz                    # writes specdec/prior.py
 
 Use prompts the benchmark does not use (the policies stage uses the first 6 of each set) to design on.
 `replay` also prints two bounds on measured / oracle: the best rule that sees only the draft's confidence, its
@@ -21,9 +22,11 @@ the accepted run plus the rejected token.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import statistics
 import sys
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,7 +45,7 @@ def record_chains(target, draft, ids, n: int, k: int, vocab_size: int | None = N
     from specdec import autoregressive_generate
     from specdec.cache import CachedLM
     from specdec.decoding import resolve_vocab_size
-    from specdec.drafters import draft_confidence
+    from specdec.drafters import NgramDrafter, draft_confidence, draft_entropy, draft_margin
     from specdec.sampling import SamplingConfig
 
     V = resolve_vocab_size(target, draft, vocab_size)
@@ -51,24 +54,32 @@ def record_chains(target, draft, ids, n: int, k: int, vocab_size: int | None = N
     padded = cont + [0] * k
     seq = torch.cat([ids, torch.tensor(padded)])[None]  # (1, n_prompt + n + k)
     lm, n0, chains, greedy = CachedLM(draft, V, "draft"), ids.shape[0], [], SamplingConfig(0.0)
+    ngram = NgramDrafter()
     for t in range(len(cont)):
         start = n0 + t
         lm.rollback(start - 1)  # as the decoder leaves it: every final token but the last one cached
-        tokens, confidences = [], []
+        tokens, confidences, margins, entropies, lookups = [], [], [], [], []
         for i in range(min(k, len(cont) - t)):
             logits = lm.logits(seq[:, : start + i], 1)[0]  # (V,)
             tokens.append(int(logits.argmax()))
             confidences.append(draft_confidence(logits, None, greedy))
+            margins.append(draft_margin(logits))
+            entropies.append(draft_entropy(logits))
+            # what a prompt lookup would propose here: agrees (1), differs (0), or has no match (-1)
+            proposal = ngram.lookup(seq[0, : start + i].tolist(), 1)
+            lookups.append(-1 if not proposal else int(proposal[0] == tokens[-1]))
             seq[0, start + i] = tokens[-1]  # the chain goes on from its own token, as a draft does
         accepted = 0
         while accepted < len(tokens) and tokens[accepted] == cont[t + accepted]:
             accepted += 1
-        chains.append({"confidences": [round(c, 5) for c in confidences], "accepted": accepted})
+        chains.append({"confidences": [round(c, 5) for c in confidences], "margins": [round(m, 5) for m in margins],
+                       "entropies": [round(e, 4) for e in entropies], "lookup": lookups, "accepted": accepted})
         seq[0, start:start + k] = torch.tensor(padded[t:t + k])  # back to the target's tokens
     return chains
 
 
 def collect(args) -> None:
+    from specdec.fileio import write_json_atomic
     from specdec_site.cli import make_context, parse_args
     from specdec_site.prompts import encode
     from specdec_site.public_prompts import public_prompts
@@ -81,7 +92,7 @@ def collect(args) -> None:
             chains = record_chains(ctx.target.model, ctx.default_draft, ids, args.tokens, args.k, ctx.vocab_size)
             out["prompts"].append({"domain": domain, "id": prompt["id"], "chains": chains})
             print(f"{prompt['id']}: mean accepted run {statistics.mean(c['accepted'] for c in chains):.2f}", flush=True)
-    Path(args.out).write_text(json.dumps(out))
+            write_json_atomic(Path(args.out), out)  # after every prompt: a killed run keeps what it recorded
 
 
 # ---------------------------------------------------------------- replay (no model)
@@ -104,13 +115,17 @@ class Costs:
 
 
 def costs(domain: str, per_k: bool = True, data: dict | None = None) -> Costs:
-    """The committed adaptive runs' costs: medians over the prompts of each run's draft seconds per token and
+    """The committed adaptive runs' costs (of every domain, for one they lack): medians over the prompts of each
+    run's draft seconds per token and
     verify line, and (per_k) the median verify seconds of every step after the first (the prefill) at each k
     drafted by at least MIN_STEPS of them. Measured verify time need not be a straight line in k: the padded
     kernels (specdec.kernels.MIN_ROWS) score the 2 to 4 rows of k = 1 to 3 in one time."""
     if data is None:
         data = json.loads((ROOT / "docs" / "data" / "cpu" / "policies.json").read_text())
-    runs = [r["variants"]["adaptive"] for r in data["domains"][domain]["rows"]]
+    # a domain the committed runs do not have is costed on all of theirs (the target and draft are the same)
+    rows = data["domains"][domain]["rows"] if domain in data["domains"] else \
+        [r for d in data["domains"].values() for r in d["rows"]]
+    runs = [r["variants"]["adaptive"] for r in rows]
     line = [statistics.median(run["oracle"][key] for run in runs)
             for key in ("draft_seconds_per_token", "verify_intercept", "verify_slope")]
     by_k = {}
@@ -133,12 +148,15 @@ def replay_one(chains: list[dict], policy, cost: Costs) -> tuple[float, list[tup
         drafted = 0
         while drafted < budget:
             drafted += 1
-            if not policy.keep_drafting(drafted, chain["confidences"][drafted - 1], "model"):
+            signals = {"signal": chain[policy.signal][drafted - 1]} if getattr(policy, "signal", None) else {}
+            if not policy.keep_drafting(drafted, chain["confidences"][drafted - 1], "model", **signals):
                 break
         accepted = min(drafted, chain["accepted"])
         step_seconds = (drafted * cost.draft, cost.verify(drafted))
-        policy.observe(StepOutcome("model", drafted, accepted, chain["confidences"][:drafted], *step_seconds,
-                                   first=t == 0))
+        outcome = StepOutcome("model", drafted, accepted, chain["confidences"][:drafted], *step_seconds, first=t == 0)
+        if getattr(policy, "signal", None):
+            outcome.signals = chain[policy.signal][:drafted]
+        policy.observe(outcome)
         seconds += sum(step_seconds)
         steps.append((drafted, accepted))
         t += accepted + 1
@@ -214,110 +232,295 @@ def hindsight_bound(prompts: list[dict], oracles: list[float], cost: Costs, k: i
     return max((score(tau), tau) for tau in TAUS)
 
 
-def study() -> dict:
-    """name -> factory(k): variants of the adaptive rule under study. Two choices, each one way in the
-    library's AdaptivePolicy (eqs. 10-11 of the math page):
-    - rate: compare the next draft's expected tokens per unit of cost with the step's own rate so far
-      ("step", eq. 11) or with the run's tokens per second so far ("long_run": renewal-reward, where the
-      optimal stopping threshold is the long-run rate);
-    - next: predict the next draft's acceptance at the current token's calibrated acceptance ("same"), or
-      through a second calibration learned on (this token's confidence -> the next token's fate)."""
-    from specdec.policies import AdaptivePolicy, StepOutcome, _Calibration
+def previous_adaptive(k: int):
+    """The adaptive rule before issue 37, for comparison: a flat prior (one pseudo-observation per confidence bin
+    at its centre, costs 0.25 and 0.05 of a verify pass until measured) and a step that grows while the next
+    draft's tokens per unit cost beat the step's own average so far, pi_{i+1} T_i > E_i (t_d + v_1)."""
+    from specdec.policies import AdaptivePolicy
 
-    class Variant(AdaptivePolicy):
-        rate, next_token = "step", "same"
-
-        def __init__(self, k):
-            super().__init__(k)
-            self.emitted, self.seconds, self.next = 0, 0.0, _Calibration()
+    class Previous(AdaptivePolicy):
+        def budget(self):
+            self.expected = 1.0
+            return super().budget()
 
         def keep_drafting(self, n_drafted, confidence, source):
-            a = self.accept.setdefault(source, _Calibration())(confidence)
+            a = self._calibration(source)(confidence)
             self.survival *= a
             self.expected += self.survival
-            a_next = a if self.next_token == "same" else self.next(confidence)
             per_token, intercept, slope = self._costs(source).current()
-            step_rate = self.expected / (n_drafted * per_token + intercept + slope * n_drafted)
-            rate = self.emitted / self.seconds if self.rate == "long_run" and self.seconds > 0 else step_rate
-            return self.survival * a_next > rate * (per_token + slope)
+            return self.survival * a * (n_drafted * per_token + intercept + slope * n_drafted) > \
+                self.expected * (per_token + slope)
 
-        def observe(self, outcome: StepOutcome):
+    return Previous(k, prior=False)
+
+
+# Signals besides the draft's confidence that collect records per draft token, and how a calibration bins them:
+# the gap between the draft's top two probabilities, its entropy (nats), whether a prompt lookup (the n-gram
+# drafter) would propose the same token there (1), another (0) or nothing (-1), and the depth in the step.
+SIGNALS = {"margins": lambda v: min(4, int(v * 5)), "entropies": lambda v: min(4, int(v)),
+           "lookup": lambda v: v, "depth": lambda v: 0 if v == 1 else 1 if v <= 3 else 2 if v <= 7 else 3}
+
+
+def with_depth(prompts: list[dict]) -> list[dict]:
+    """The chains with each draft's depth in its step as one more signal, "depth"."""
+    for p in prompts:
+        for chain in p["chains"]:
+            chain["depth"] = list(range(1, len(chain["confidences"]) + 1))
+    return prompts
+
+
+def signal_policy(k: int, signal: str | None, fitted_on: list[dict]):
+    """The library's adaptive rule with its calibration keyed by (confidence bin, the signal's bin) and a prior
+    fitted, as `fit` fits the shipped one, on the chains of `fitted_on` (the other design prompts: no prompt is
+    scored with a prior that saw it). signal None: confidence alone."""
+    from specdec.policies import AdaptivePolicy
+    from specdec.prior import RATE, RATE_WEIGHT, STRENGTH
+    from specdec.theory import run_rate, worth_drafting
+
+    key = SIGNALS[signal] if signal else (lambda v: 0)
+    table = {}
+    for p in fitted_on:
+        for chain in p["chains"]:
+            for i, c in enumerate(chain["confidences"][: chain["accepted"] + 1]):
+                cell = table.setdefault((min(9, int(c * 10)), key(chain[signal][i]) if signal else 0), [0, 0])
+                cell[0] += 1
+                cell[1] += i < chain["accepted"]
+
+    class Signal(AdaptivePolicy):
+        def __init__(self):
+            super().__init__(k)
+            self.signal, self.counts = signal, {}  # counts: the run's own (tried, accepted) per cell
+
+        def rate(self, cell):
+            tried, accepted = table.get(cell, (1, (cell[0] + 0.5) / 10))
+            own = self.counts.get(cell, (0, 0))
+            return (STRENGTH * accepted / tried + own[1]) / (STRENGTH + own[0])
+
+        def keep_drafting(self, n_drafted, confidence, source, signal=None):
+            a = self.rate((min(9, int(confidence * 10)), key(signal) if self.signal else 0))
+            self.survival *= a
+            per_token, intercept, slope = self._costs(source).current()
+            rate = run_rate(RATE, RATE_WEIGHT, self.emitted.get(source, 0.0), self.steps.get(source, 0),
+                            self.drafted.get(source, 0), intercept, per_token + slope)
+            return worth_drafting(self.survival * a, rate, per_token + slope)
+
+        def observe(self, outcome):
+            signals = getattr(outcome, "signals", [None] * len(outcome.confidences))
+            for i, (c, v) in enumerate(zip(outcome.confidences, signals)):
+                if i > outcome.n_accepted:
+                    break
+                cell = (min(9, int(c * 10)), key(v) if self.signal else 0)
+                tried, accepted = self.counts.get(cell, (0, 0))
+                self.counts[cell] = (tried + 1, accepted + (i < outcome.n_accepted))
             super().observe(outcome)
-            c = outcome.confidences
-            for i in range(1, min(len(c), outcome.n_accepted + 1)):  # token i was evaluated: i - 1 accepted
-                self.next.add(c[i - 1], i < outcome.n_accepted)
-            if not outcome.first and outcome.draft_seconds is not None:
-                self.emitted += outcome.n_accepted + 1
-                self.seconds += outcome.draft_seconds + outcome.verify_seconds
 
-    def variant(rate, next_token):
-        return type(f"Variant_{rate}_{next_token}", (Variant,), {"rate": rate, "next_token": next_token})
-
-    return {"long_run_rate": variant("long_run", "same"), "next_token": variant("step", "calibrated"),
-            "both": variant("long_run", "calibrated")}
+    return Signal()
 
 
-def candidates(k: int) -> dict:
-    """Policy name -> factory: the library's policies, plus study()'s variants."""
-    from specdec.policies import make_policy
+def candidates(k: int, prompt: dict, prompts: list[dict], signals: bool = False) -> dict:
+    """Policy name -> factory for one prompt: the library's policies (adaptive with the shipped prior, and with a
+    flat one), the rule before issue 37, and (signals) the adaptive rule with one more signal, each with a prior
+    fitted on the other prompts."""
+    from specdec.policies import AdaptivePolicy, make_policy
 
     out = {name: (lambda name=name: make_policy(name, k if name != "fixed" else 4)) for name in
            ("fixed", "confidence", "heuristic", "adaptive")}
-    out.update({name: (lambda f=f: f(k)) for name, f in study().items()})
+    out["adaptive, flat prior"] = lambda: AdaptivePolicy(k, prior=False)
+    out["adaptive before issue 37"] = lambda: previous_adaptive(k)
+    if signals:
+        others = [p for p in prompts if p["id"] != prompt["id"]]
+        for signal in (None, *SIGNALS):
+            name = f"adaptive + {signal}" if signal else "adaptive"
+            out[f"{name}, prior without this prompt"] = lambda s=signal: signal_policy(k, s, others)
     return out
 
 
+def load_chains(paths: list[str]) -> dict:
+    """The prompts of one or more collect files, with their common cap k (the smallest) and depth as a signal."""
+    files = [json.loads(gzip.open(path, "rt").read() if str(path).endswith(".gz") else Path(path).read_text())
+             for path in paths]
+    prompts, stored = {}, {}
+    for f in files:
+        for p in f["prompts"]:
+            prompts.setdefault(p["id"], p)  # a prompt recorded twice (overlapping --start ranges) counts once
+        stored.update({domain: Costs(c["draft"], c["intercept"], c["slope"], {int(k): v for k, v in c["per_k"].items()})
+                       for domain, c in f.get("costs", {}).items()})
+    return {"k": min(f["k"] for f in files), "prompts": with_depth(list(prompts.values())), "costs": stored,
+            "costs_from": "; ".join(f["costs_from"] for f in files if "costs_from" in f)}
+
+
+def domain_costs(data: dict, domain: str, per_k: bool = True) -> Costs:
+    """The costs the chains file stores for the domain (design_chains.json.gz keeps the ones its prior was fitted
+    at, so that a rebuild of the data does not change the fit), else the committed runs' (costs)."""
+    if domain in data["costs"]:
+        cost = data["costs"][domain]
+        return cost if per_k else Costs(cost.draft, cost.intercept, cost.slope)
+    return costs(domain, per_k)
+
+
 def replay(args) -> None:
-    data = json.loads(Path(args.chains).read_text())
+    data = load_chains(args.chains)
     k = args.k or data["k"]
     if not 1 <= k <= data["k"]:
-        sys.exit(f"--k {k}: the chains in {args.chains} were recorded with up to {data['k']} drafts "
+        sys.exit(f"--k {k}: the chains in {', '.join(args.chains)} were recorded with up to {data['k']} drafts "
                  f"(collect --k {k} records longer ones)")
-    policies = candidates(k)
-    table, bounds = {}, {}
+    table, bounds, versus = {}, {}, {}
     for domain in sorted({p["domain"] for p in data["prompts"]}):
-        cost = costs(domain, per_k=args.verify_cost == "per-k")
+        cost = domain_costs(data, domain, per_k=args.verify_cost == "per-k")
         ks = ", ".join(f"{k}: {v:.3f}" for k, v in cost.per_k.items()) or "none"
         print(f"{domain}: draft {cost.draft:.4f} s per token; verify line {cost.intercept:.3f} + {cost.slope:.4f} k s; "
               f"measured verify medians (k: s) {ks}")
         prompts = [p for p in data["prompts"] if p["domain"] == domain]
         oracles = [oracle_one(p["chains"], cost) for p in prompts]
-        for name, factory in policies.items():
-            ratios, rates = [], []
-            for p, oracle in zip(prompts, oracles):
-                seconds, steps = replay_one(p["chains"], factory(), cost)
-                ratios.append(oracle / seconds)
-                # over target-only at one verify pass (a) per token: the decoding steps only, no prefill
-                rates.append(len(p["chains"]) * cost.intercept / seconds)
-            table.setdefault(name, {})[domain] = (statistics.median(rates), statistics.median(ratios))
+        runs = {}  # policy -> seconds per prompt
+        for p in prompts:
+            for name, factory in candidates(k, p, data["prompts"], args.signals).items():
+                runs.setdefault(name, []).append(replay_one(p["chains"], factory(), cost)[0])
+        for name, seconds in runs.items():
+            # speedup over target-only at one verify pass (a) per token: the decoding steps only, no prefill
+            rates = [len(p["chains"]) * cost.intercept / s for p, s in zip(prompts, seconds)]
+            table.setdefault(name, {})[domain] = (statistics.median(rates),
+                                                  statistics.median(o / s for o, s in zip(oracles, seconds)))
+        versus[domain] = statistics.median(old / new for old, new in
+                                           zip(runs["adaptive before issue 37"], runs["adaptive"]))
         cap = statistics.median(oracle / oracle_plus_one(p["chains"], cost, k) for p, oracle in zip(prompts, oracles))
         bounds[domain] = (*hindsight_bound(prompts, oracles, cost, k), cap)
     domains = sorted({d for row in table.values() for d in row})
-    print(f"{'policy':<24}" + "".join(f"{d + ' speedup':>16}{d + ' /oracle':>16}" for d in domains))
+    counts = {d: sum(p["domain"] == d for p in data["prompts"]) for d in domains}
+    print(f"\nmedians over the design prompts ({', '.join(f'{d} {n}' for d, n in counts.items())})")
+    print(f"{'policy':<40}" + "".join(f"{d + ' speedup':>18}{d + ' /oracle':>18}" for d in domains))
     for name, row in table.items():
-        print(f"{name:<24}" + "".join(f"{row[d][0]:>16.3f}{row[d][1]:>16.3f}" for d in domains))
+        print(f"{name:<40}" + "".join(f"{row[d][0]:>18.3f}{row[d][1]:>18.3f}" for d in domains))
+    print("\nadaptive (shipped prior) over the rule before issue 37, per prompt, median: " +
+          ", ".join(f"{d} {v:.3f}" for d, v in versus.items()))
     print("\n/oracle bounds (medians over the same prompts):")
     for d, (bound, tau, cap) in bounds.items():
         print(f"  {d}: best confidence-only rule in hindsight {bound:.3f} (survival >= {tau:.2f}, calibration and tau "
               f"fitted on these prompts); drafting the accepted run plus the rejected token (structural cap) {cap:.3f}")
 
 
+# ---------------------------------------------------------------- fit the shipped prior (no model)
+
+PRIOR_STRENGTH = 20  # pseudo-observations per confidence bin: a run's own drafts outweigh the prior within a few steps
+PRIOR_RATE_WEIGHT = 2  # the prior rate counts as this many steps of the run
+
+
+def fit_prior(data: dict, bins: int = 10, rounds: int = 3) -> dict:
+    """The adaptive policy's prior from design chains: acceptance per confidence bin (every reached draft:
+    all before it accepted), the costs of the committed runs (draft seconds per token and the verify slope, each
+    over the verify intercept, medians over their prompts), and the rate: tokens per verify pass that the policy
+    with this prior reaches on the same chains, iterated from 2 (median over prompts, at each domain's costs)."""
+    from specdec.policies import AdaptivePolicy
+
+    prompts = data["prompts"]
+    tried, accepted = [0] * bins, [0] * bins
+    for p in prompts:
+        for chain in p["chains"]:
+            for i, c in enumerate(chain["confidences"][: chain["accepted"] + 1]):
+                b = min(bins - 1, int(c * bins))
+                tried[b] += 1
+                accepted[b] += i < chain["accepted"]
+    acceptance = [round(a / t, 4) if t else round((b + 0.5) / bins, 4) for b, (t, a) in enumerate(zip(tried, accepted))]
+    domains = sorted({p["domain"] for p in prompts})
+    cost = {d: domain_costs(data, d) for d in domains}
+    prior = {"acceptance": acceptance, "tried": tried, "strength": PRIOR_STRENGTH, "rate_weight": PRIOR_RATE_WEIGHT,
+             "draft_cost": round(statistics.median(c.draft / c.intercept for c in cost.values()), 4),
+             "verify_slope": round(statistics.median(c.slope / c.intercept for c in cost.values()), 4), "rate": 2.0}
+    for _ in range(rounds):
+        with shipped_prior(prior):
+            rates = [len(p["chains"]) * cost[p["domain"]].intercept /
+                     replay_one(p["chains"], AdaptivePolicy(16), cost[p["domain"]])[0] for p in prompts]
+        prior["rate"] = round(statistics.median(rates), 2)
+    return prior
+
+
+class shipped_prior:
+    """Within the block, specdec.prior holds these values (fit_prior's replays of the policy it fits)."""
+
+    NAMES = {"acceptance": "ACCEPTANCE", "strength": "STRENGTH", "rate_weight": "RATE_WEIGHT", "rate": "RATE",
+             "draft_cost": "DRAFT_COST", "verify_slope": "VERIFY_SLOPE"}
+
+    def __init__(self, prior: dict):
+        self.prior = prior
+
+    def __enter__(self):
+        import specdec.prior as module
+
+        self.saved = {name: getattr(module, name) for name in self.NAMES.values()}
+        for key, name in self.NAMES.items():
+            setattr(module, name, self.prior[key])
+
+    def __exit__(self, *exc):
+        import specdec.prior as module
+
+        for name, value in self.saved.items():
+            setattr(module, name, value)
+
+
+def prior_module(prior: dict, prompts: list[dict], models: str, costs_from: str) -> str:
+    """specdec/prior.py's text for a fitted prior."""
+    ids = textwrap.fill(", ".join(p["id"] for p in prompts), 114, initial_indent="  ", subsequent_indent="  ",
+                        break_on_hyphens=False)
+    about = textwrap.fill(
+        f"Generated by `python scripts/simulate_policies.py fit scripts/design_chains.json.gz` (do not edit by hand) "
+        f"from greedy draft chains recorded with {models} on {len(prompts)} design prompts that the benchmark does not "
+        f"use (listed below). The costs are those the chains file stores: {costs_from}. A run starts from these "
+        f"values, and its own drafts and timings then take over: its counts add to the prior's in each confidence bin "
+        f"(after STRENGTH drafts in a bin they weigh as much as the prior), its costs replace the prior's once it has "
+        f"timed a step, and its own tokens per unit cost join the prior rate, which counts as RATE_WEIGHT steps.", 116)
+    bins = len(prior["acceptance"])
+    return f'''"""The adaptive policy's prior: what `AdaptivePolicy` believes before a run has told it anything.
+
+{about}
+
+The design prompts:
+{ids}
+"""
+
+# P(a reached draft token is accepted | the draft's confidence in bin b), bins of width 1/{bins} from 0
+ACCEPTANCE = {prior["acceptance"]!r}
+TRIED = {prior["tried"]!r}  # the reached draft tokens the design chains had in each bin
+STRENGTH = {prior["strength"]!r}  # pseudo-observations per bin that the prior counts as
+DRAFT_COST = {prior["draft_cost"]!r}  # seconds of one draft token / seconds of one verify pass (its intercept)
+VERIFY_SLOPE = {prior["verify_slope"]!r}  # extra verify seconds per drafted token / seconds of one verify pass
+RATE = {prior["rate"]!r}  # tokens per verify pass that the policy reached with this prior on the design chains
+RATE_WEIGHT = {prior["rate_weight"]!r}  # steps of the run that the prior rate counts as
+'''
+
+
+def fit(args) -> None:
+    from specdec.fileio import write_text_atomic
+    from specdec.sources import DEFAULT_DRAFT, DEFAULT_TARGET
+
+    data = load_chains(args.chains)
+    prior = fit_prior(data)
+    text = prior_module(prior, data["prompts"], f"{DEFAULT_TARGET} (target) and {DEFAULT_DRAFT} (draft, int8)",
+                        data["costs_from"] or "the committed policies stage's adaptive runs")
+    write_text_atomic(ROOT / "specdec" / "prior.py", text)
+    print(text)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("collect", help="record greedy draft chains with the real pair")
-    c.add_argument("--domains", nargs="+", default=["code", "prose"], choices=["code", "prose"])
-    c.add_argument("--start", type=int, default=6, help="first public prompt (the benchmark uses 0-5)")
+    c.add_argument("--domains", nargs="+", default=["code", "prose", "dialogue"],
+                   choices=["code", "prose", "dialogue"])
+    c.add_argument("--start", type=int, default=12, help="first public prompt (the benchmark uses 0-11)")
     c.add_argument("--count", type=int, default=6)
     c.add_argument("--tokens", type=int, default=48)
     c.add_argument("--k", type=int, default=16, help="the longest chain recorded (the policies' cap)")
     c.add_argument("--out", required=True)
     r = sub.add_parser("replay", help="replay the policies on recorded chains")
-    r.add_argument("chains")
+    r.add_argument("chains", nargs="+")
+    r.add_argument("--signals", action="store_true",
+                   help="also replay the adaptive rule with each recorded signal besides confidence")
     r.add_argument("--k", type=int, default=None)
     r.add_argument("--verify-cost", choices=["per-k", "line"], default="per-k",
                    help="cost a verify pass of k drafts at the committed runs' median for that k (the line where too "
                         "few steps had it), or at their line a + b k throughout")
+    f = sub.add_parser("fit", help="fit the adaptive policy's shipped prior (specdec/prior.py) on recorded chains")
+    f.add_argument("chains", nargs="+")
     args = parser.parse_args(argv)
     if args.cmd == "collect":
         # before any model loads: a negative --start would silently index the sets from their end
@@ -325,7 +528,7 @@ def main(argv=None) -> None:
                (("start", 0), ("count", 1), ("tokens", 1), ("k", 1)) if getattr(args, name) < low]
         if bad:
             c.error("; ".join(bad))
-    collect(args) if args.cmd == "collect" else replay(args)
+    {"collect": collect, "replay": replay, "fit": fit}[args.cmd](args)
 
 
 if __name__ == "__main__":

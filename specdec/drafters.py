@@ -120,6 +120,18 @@ def draft_confidence(logits: torch.Tensor, q_draft: torch.Tensor, config: Sampli
     return float(q_draft.max())
 
 
+def draft_margin(logits: torch.Tensor) -> float:
+    """The gap between the draft's two most likely tokens under its plain softmax: 1 when it is sure."""
+    top2 = torch.softmax(logits.float(), dim=-1).topk(2).values
+    return float(top2[0] - top2[1])
+
+
+def draft_entropy(logits: torch.Tensor) -> float:
+    """The entropy, in nats, of the draft's plain softmax at one position."""
+    logp = torch.log_softmax(logits.float(), dim=-1)
+    return float(-(logp.exp() * logp).sum())
+
+
 class NgramDrafter(Drafter):
     """Prompt lookup: match the sequence's last n-gram (longest first) earlier in it; propose what followed.
 

@@ -22,10 +22,14 @@ def sha256_file(path: Path, chunk: int = 1 << 24) -> str:
 
 
 def write_json_atomic(path: Path, data) -> None:
-    """Write to a temporary file in the same folder, then rename: never a half-written artifact."""
+    """Write JSON atomically (write_text_atomic); NaN and Infinity are refused, not written."""
+    write_text_atomic(path, json.dumps(data, indent=1, allow_nan=False))  # NaN/Infinity are not JSON
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write to a temporary file in the same folder, then rename: never a half-written file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(data, indent=1, allow_nan=False)  # NaN/Infinity are not JSON: refuse them
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
         with open(tmp, "w") as f:

@@ -13,10 +13,13 @@ top of q, or at T = 0, where q is one-hot, the top of its plain softmax.
   this fixed rule does not).
 - "heuristic": transformers' "heuristic" schedule: +2 after a step that accepted everything, -1 otherwise.
 - "adaptive": this project's rule, eqs. (10)-(12) of the math page: draft one more token while the
-  expected tokens it adds, per unit of its cost, exceed the step's tokens per unit of cost so far. The
-  acceptance estimate is learned online from this run's steps as a function of the draft's confidence
-  (in the spirit of SpecDec++, Huang et al. 2024, arXiv 2405.19715, and DISCO, Mamou et al. 2024,
-  arXiv 2405.04304, without a trained head); the costs are the run's own timings. Pass
+  expected tokens it adds, per unit of its cost, are at least the run's own tokens per unit of cost (a step is a
+  renewal cycle: stopping starts the next one, which earns the run's rate). The acceptance estimate is a function
+  of the draft's confidence (in the spirit of SpecDec++, Huang et al. 2024, arXiv 2405.19715, and DISCO, Mamou et
+  al. 2024, arXiv 2405.04304, without a trained head). It starts from a shipped prior, `specdec.prior`: acceptance
+  per confidence bin, the costs and the rate, fitted on recorded greedy chains of design prompts that the benchmark
+  does not use (`scripts/simulate_policies.py fit`); the run's own drafts and timings then update all three.
+  Pass `AdaptivePolicy(k, prior=False)` for the flat start (one pseudo-observation per bin at its centre), and
   `AdaptivePolicy(k, draft_cost=..., verify_slope=...)` to pin the costs (then a run replays exactly).
 """
 
@@ -25,8 +28,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from . import prior as shipped
 from .checks import ArgumentError, as_count, as_real
-from .theory import should_draft_more
+from .theory import run_rate, worth_drafting
 
 POLICIES = ("fixed", "confidence", "heuristic", "adaptive")
 
@@ -103,15 +107,24 @@ class HeuristicPolicy(DraftPolicy):
 
 @dataclass
 class _Calibration:
-    """P(accept | confidence bin), with a prior of one pseudo-observation at the bin's centre."""
+    """P(accept | confidence bin) as counts: a prior's pseudo-observations plus the run's own drafts."""
 
     bins: int = 10
     tried: list[float] = field(default_factory=list)
     accepted: list[float] = field(default_factory=list)
 
     def __post_init__(self):
+        # the flat start: one pseudo-observation per bin, accepted at the bin's centre
         self.tried = [1.0] * self.bins
         self.accepted = [(b + 0.5) / self.bins for b in range(self.bins)]
+
+    @classmethod
+    def informed(cls, acceptance: list[float], strength: float) -> _Calibration:
+        """Start from a prior: `strength` pseudo-observations per bin, accepted at the prior's rate."""
+        calibration = cls(bins=len(acceptance))
+        calibration.tried = [float(strength)] * len(acceptance)
+        calibration.accepted = [strength * a for a in acceptance]
+        return calibration
 
     def bin(self, confidence: float) -> int:
         return min(self.bins - 1, max(0, int(confidence * self.bins))) if confidence == confidence else 0
@@ -129,10 +142,10 @@ class _Calibration:
 class _Costs:
     """Running wall-time costs of one proposer: seconds per draft token, and the verify pass as a + b k."""
 
-    def __init__(self, draft_cost: float | None, verify_slope: float | None):
+    def __init__(self, draft_cost: float | None, verify_slope: float | None, prior: tuple[float, float] = (0.25, 0.05)):
         self.pinned = draft_cost is not None
-        self.draft = draft_cost if draft_cost is not None else 0.25  # prior, in verify passes, until measured
-        self.slope = verify_slope if verify_slope is not None else 0.05
+        self.draft = draft_cost if draft_cost is not None else prior[0]  # in verify passes, until measured
+        self.slope = verify_slope if verify_slope is not None else prior[1]
         self.fixed_slope = verify_slope is not None
         self.n = 0
         self.sums = [0.0] * 6  # drafted, draft seconds, sum k, sum k^2, sum v, sum k v
@@ -165,9 +178,11 @@ class AdaptivePolicy(DraftPolicy):
     name = "adaptive"
     needs_confidence = True
 
-    def __init__(self, k: int = 16, *, draft_cost: float | None = None, verify_slope: float | None = None):
+    def __init__(self, k: int = 16, *, draft_cost: float | None = None, verify_slope: float | None = None,
+                 prior: bool = True):
         """draft_cost, verify_slope: pin the costs (per draft token, and per extra token verified, both in
-        units of one verify pass) instead of measuring them; None measures them as the run goes."""
+        units of one verify pass) instead of measuring them; None measures them as the run goes.
+        prior: start from the shipped prior (specdec.prior) rather than a flat one."""
         super().__init__(k)
         rule = "{} must be a finite number >= 0 or None"
         draft_cost, verify_slope = (None if v is None else as_real(v, rule.format(name))
@@ -175,42 +190,60 @@ class AdaptivePolicy(DraftPolicy):
         for name, value in (("draft_cost", draft_cost), ("verify_slope", verify_slope)):
             if value is not None and not (value >= 0 and math.isfinite(value)):
                 raise ArgumentError(f"{rule.format(name)}, got {value!r}")
+        if not isinstance(prior, bool):
+            raise ArgumentError(f"prior must be True (the shipped prior) or False (a flat start), got {prior!r}")
         self.needs_timing = draft_cost is None or verify_slope is None
         self._pins = (draft_cost, verify_slope)
+        self.prior = prior
         self.costs: dict[str, _Costs] = {}
         self.accept: dict[str, _Calibration] = {}  # P(token accepted | reached, its confidence)
         self.survival = 1.0  # pi_i: estimated P(all drafts so far accepted), eq. (10)
-        self.expected = 1.0  # E_i: expected tokens of the step so far (the target pass adds one)
+        # the run so far, for its rate (eq. 12): tokens emitted, steps, tokens drafted, per proposer
+        self.emitted: dict[str, float] = {}
+        self.steps: dict[str, int] = {}
+        self.drafted: dict[str, int] = {}
+
+    def _calibration(self, source: str) -> _Calibration:
+        if source not in self.accept:
+            informed = self.prior and source == "model"  # the prior is the draft model's; n-gram proposals start flat
+            self.accept[source] = (_Calibration.informed(shipped.ACCEPTANCE, shipped.STRENGTH) if informed
+                                   else _Calibration())
+        return self.accept[source]
 
     def _costs(self, source: str) -> _Costs:
         if source not in self.costs:
             pinned = self._pins[0] if self._pins[0] is not None else (0.0 if source == "ngram" else None)
-            self.costs[source] = _Costs(pinned, self._pins[1])
+            prior = (shipped.DRAFT_COST, shipped.VERIFY_SLOPE) if self.prior else (0.25, 0.05)
+            self.costs[source] = _Costs(pinned, self._pins[1], prior)
         return self.costs[source]
 
     def budget(self) -> int:
-        self.survival, self.expected = 1.0, 1.0
+        self.survival = 1.0
         return self.k
 
     def keep_drafting(self, n_drafted: int, confidence: float, source: str) -> bool:
-        calibration = self.accept.setdefault(source, _Calibration())
         # Eq. (10): the drafted token survives with the calibrated acceptance of its confidence; the next
         # one is predicted at the same confidence (confidence changes slowly along a draft).
-        a = calibration(confidence)
+        a = self._calibration(source)(confidence)
         self.survival *= a
-        self.expected += self.survival
         per_token, intercept, slope = self._costs(source).current()
-        cost_so_far = n_drafted * per_token + intercept + slope * n_drafted
+        # Eq. (12): the run's tokens per unit cost, its steps costed on the current cost model.
+        rate = run_rate(shipped.RATE if self.prior else 1.0, shipped.RATE_WEIGHT, self.emitted.get(source, 0.0),
+                        self.steps.get(source, 0), self.drafted.get(source, 0), intercept, per_token + slope)
         # Eq. (11): one more draft pays per_token + slope and adds survival * a expected tokens.
-        return should_draft_more(self.survival * a, self.expected, cost_so_far, per_token + slope)
+        return worth_drafting(self.survival * a, rate, per_token + slope)
 
     def observe(self, outcome: StepOutcome) -> None:
-        calibration = self.accept.setdefault(outcome.source, _Calibration())
+        calibration = self._calibration(outcome.source)
         for i, confidence in enumerate(outcome.confidences):
             if i > outcome.n_accepted:
                 break  # never evaluated: the step stopped at the first rejection
             calibration.add(confidence, i < outcome.n_accepted)
         self._costs(outcome.source).add(outcome)
+        source = outcome.source
+        self.emitted[source] = self.emitted.get(source, 0.0) + outcome.n_accepted + 1
+        self.steps[source] = self.steps.get(source, 0) + 1
+        self.drafted[source] = self.drafted.get(source, 0) + outcome.n_drafted
 
 
 _BY_NAME = {"fixed": FixedPolicy, "confidence": ConfidencePolicy, "heuristic": HeuristicPolicy,

@@ -37,14 +37,24 @@ def best_k(alpha: float, c: float, k_max: int = 16, verify_slope: float = 0.0) -
     return max(range(1, k_max + 1), key=lambda k: leviathan_speedup(alpha, k, c, 1 + verify_slope * k))
 
 
-def should_draft_more(survival_next: float, expected_so_far: float, cost_so_far: float, marginal_cost: float) -> bool:
-    """Eq. (11): draft one more token iff it raises tokens per unit of cost.
+def worth_drafting(survival_next: float, rate: float, marginal_cost: float) -> bool:
+    """Eq. (11): draft one more token iff the tokens it is expected to add, per unit of its cost, are at least
+    the run's rate.
 
-    Adding draft i+1 adds survival_next = P(drafts 1..i+1 all accepted) expected tokens and marginal_cost
-    (one draft pass plus the verify pass's extra cost) to a step that so far expects expected_so_far
-    tokens for cost_so_far. The ratio (E + s) / (T + m) exceeds E / T iff s / m > E / T.
+    survival_next = P(drafts 1..i+1 all accepted) is what drafting token i+1 adds in expectation;
+    marginal_cost is one draft token plus the verify pass's extra cost for it; rate is the run's tokens per unit
+    cost (eq. 12). A step is a renewal cycle: stopping starts the next step, which earns the run's rate, so a step
+    should grow while its next token earns more than that (the renewal-reward theorem; at the best fixed k, eq. (8)'s
+    maximum, the marginal rate crosses the average one).
     """
-    return survival_next * cost_so_far > expected_so_far * marginal_cost
+    return survival_next >= rate * marginal_cost
+
+
+def run_rate(prior_rate: float, prior_weight: float, emitted: float, steps: int, drafted: int, intercept: float,
+             per_draft: float) -> float:
+    """Eq. (12): the run's tokens per unit cost, its steps costed on the current cost model (steps * v0 +
+    drafted * (t_d + v1)), starting from prior_rate tokens per verify pass counted as prior_weight steps."""
+    return (prior_rate * prior_weight + emitted) / ((prior_weight + steps) * intercept + drafted * per_draft)
 
 
 def oracle_steps(agree: Sequence[bool]) -> list[int]:

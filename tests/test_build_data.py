@@ -114,12 +114,13 @@ def test_every_value_is_spelled_out_in_the_table_and_the_policy_values_follow_th
     over the matrix's prompts for every variant (HF: median, ci; specdec: + over_oracle; + over_hf for the variants
     HF was given the draft of; + over_hf_constant for fixed k), pol_ over the core set for the core variants."""
     from specdec_site.policies_stage import CORE_HF, CORE_SPECDEC, HF_VARIANTS, SAME_DRAFT_AS_HF, VARIANTS
+    from specdec_site.config import FULL
     from specdec_site.values import VALUES
 
     source = (ROOT / "specdec_site" / "values.py").read_text()
     assert [k for k in VALUES if f'"{k}":' not in source] == []
     expected = set()
-    for domain in ("code", "prose"):
+    for domain in FULL.core_prompts:
         for variant in (*HF_VARIANTS, *VARIANTS):
             metrics = ["median", "ci"]
             if variant in VARIANTS:
@@ -506,7 +507,12 @@ def test_policy_prompts_pass_over_entries_without_text_in_the_sets_order():
         public_prompts("code", 160, 5)
     with pytest.raises(ValueError, match="unknown prompt domain"):
         public_prompts("poetry", 0, 1)
-    for domain in ("code", "prose"):  # a negative start would index the set from its end
+    dialogue = public_prompts("dialogue", 0, 23)  # ChatterBot's conversations.yml, every one of them
+    assert [p["index"] for p in dialogue] == list(range(23)) and all(p["text"].endswith(("A:", "B:")) for p in dialogue)
+    assert dialogue[3]["text"] == "A: Have you heard the news?\nB: What good news?\nA:"
+    with pytest.raises(ValueError, match="conversations number 23"):
+        public_prompts("dialogue", 20, 5)
+    for domain in ("code", "prose", "dialogue"):  # a negative start would index the set from its end
         for start, n in ((-1, 5), (0, 0), (1.0, 2), (0, True)):
             with pytest.raises(ValueError, match="start >= 0 and n >= 1"):
                 public_prompts(domain, start, n)

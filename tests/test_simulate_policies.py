@@ -2,6 +2,7 @@
 decoder's own steps (the premise of the tool), and no policy beats the oracle."""
 
 import copy
+import json
 import importlib.util
 import sys
 from pathlib import Path
@@ -57,7 +58,12 @@ def test_no_policy_beats_the_oracle(pair):
     chains = sim.record_chains(target, draft, torch.tensor([3, 3, 4]), N_NEW, K)
     cost = sim.Costs(0.15, 1.0, 0.03)
     oracle = sim.oracle_one(chains, cost)
-    for name, factory in [*policies(), *((n, lambda f=f: f(K)) for n, f in sim.study().items())]:
+    prompts = sim.with_depth([{"id": "a", "chains": chains},
+                              {"id": "b", "chains": sim.record_chains(target, draft, torch.tensor([1, 5, 2]), N_NEW, K)}])
+    candidates = sim.candidates(K, prompts[0], prompts, signals=True)
+    assert {"adaptive", "adaptive, flat prior", "adaptive before issue 37", "adaptive, prior without this prompt",
+            *(f"adaptive + {s}, prior without this prompt" for s in sim.SIGNALS)} <= set(candidates)
+    for name, factory in [*policies(), *candidates.items()]:
         seconds, steps = sim.replay_one(chains, factory(), cost)
         assert seconds >= oracle - 1e-9, name
         assert sum(a + 1 for _, a in steps) >= N_NEW  # every token emitted (the last step may end past none)
@@ -128,3 +134,27 @@ def test_collect_checks_its_arguments_before_loading_a_model(argv, monkeypatch, 
     with pytest.raises(SystemExit) as exit_info:
         sim.main(["collect", "--out", "/dev/null", *argv])
     assert exit_info.value.code == 2 and argv[0] in capsys.readouterr().err
+
+
+def test_the_shipped_prior_is_the_fit_of_the_committed_design_chains():
+    """specdec/prior.py is what `fit` writes from scripts/design_chains.json.gz: no hand-tuned number."""
+    from specdec.sources import DEFAULT_DRAFT, DEFAULT_TARGET
+
+    data = sim.load_chains([ROOT / "scripts" / "design_chains.json.gz"])
+    text = sim.prior_module(sim.fit_prior(data), data["prompts"],
+                            f"{DEFAULT_TARGET} (target) and {DEFAULT_DRAFT} (draft, int8)", data["costs_from"])
+    assert (ROOT / "specdec" / "prior.py").read_text() == text
+    # the design prompts are not the benchmark's: the policies stage takes the first ones of each set
+    from specdec_site.config import FULL
+    from specdec_site.public_prompts import public_prompts
+
+    benchmark = {p["id"] for domain, n in FULL.core_prompts.items() for p in public_prompts(domain, 0, n)}
+    assert not benchmark & {p["id"] for p in data["prompts"]}
+    assert {p["domain"] for p in data["prompts"]} == set(FULL.core_prompts)
+
+
+def test_a_prompt_recorded_twice_counts_once(tmp_path):
+    one = {"k": 4, "tokens": 2, "prompts": [{"id": "x", "domain": "code", "chains": []}]}
+    for name in ("a.json", "b.json"):
+        (tmp_path / name).write_text(json.dumps(one))
+    assert [p["id"] for p in sim.load_chains([tmp_path / "a.json", tmp_path / "b.json"])["prompts"]] == ["x"]

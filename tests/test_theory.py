@@ -13,8 +13,9 @@ from specdec.theory import (
     leviathan_speedup,
     oracle_seconds,
     oracle_steps,
-    should_draft_more,
+    run_rate,
     speedup_from_tokens_per_pass,
+    worth_drafting,
 )
 
 
@@ -46,17 +47,21 @@ def test_best_k_grows_with_alpha_and_shrinks_with_cost():
     assert 1 <= best_k(0.0, 0.5) <= 16
 
 
-def test_the_marginal_rule_is_the_ratio_test():
-    # Drafting more pays exactly when (E + s) / (T + m) > E / T.
-    for e, t, s, m in [(2.0, 1.5, 0.5, 0.2), (2.0, 1.5, 0.1, 0.2), (1.0, 1.0, 0.3, 0.3)]:
-        assert should_draft_more(s, e, t, m) == ((e + s) / (t + m) > e / t)
-    # And the rule's stopping point is the argmax of eq. (7) when acceptances are i.i.d. alpha.
-    alpha, c = 0.8, 0.1
-    k, e, t, survival = 0, 1.0, 1.0, 1.0
-    while k < 30 and should_draft_more(survival * alpha, e, t, c):
-        k, survival = k + 1, survival * alpha
-        e, t = e + survival, t + c
-    assert k == best_k(alpha, c, k_max=30)
+def test_the_marginal_rule_compares_the_next_draft_with_the_run_rate():
+    # Eq. (11): draft more iff survival_next / marginal_cost >= rate.
+    assert worth_drafting(0.5, 2.0, 0.2) and not worth_drafting(0.3, 2.0, 0.2)
+    # Eq. (12): the prior rate counts as prior_weight steps; the run's steps are costed on the cost model.
+    assert run_rate(2.0, 2, 0.0, 0, 0, 1.0, 0.2) == pytest.approx(2.0)
+    assert run_rate(2.0, 2, 10.0, 3, 9, 1.0, 0.2) == pytest.approx((4 + 10) / (5 * 1.0 + 9 * 0.2))
+    # With i.i.d. acceptance alpha and the rate of the best fixed k (eq. 8's maximum), the rule stops at that k:
+    # at the maximum of E(k) / T(k) the marginal rate crosses the average one.
+    for alpha, c in [(0.8, 0.1), (0.6, 0.05), (0.95, 0.2), (0.3, 0.02)]:
+        k_best = best_k(alpha, c, k_max=30)
+        rate = leviathan_speedup(alpha, k_best, c)
+        k, survival = 0, 1.0
+        while k < 30 and worth_drafting(survival * alpha, rate, c):
+            k, survival = k + 1, survival * alpha
+        assert k == k_best, (alpha, c, k, k_best)
 
 
 def test_oracle_steps_draft_exactly_the_accepted_runs():
