@@ -291,13 +291,14 @@ def signal_policy(k: int, signal: str | None, fitted_on: list[dict]):
             super().__init__(k)
             self.signal, self.counts = signal, {}  # counts: the run's own (tried, accepted) per cell
 
-        def rate(self, cell):
+        def acceptance(self, cell):
+            """The prior's rate in the cell (a bin it never saw: the confidence bin's centre), with the run's own."""
             tried, accepted = table.get(cell, (1, (cell[0] + 0.5) / 10))
             own = self.counts.get(cell, (0, 0))
             return (STRENGTH * accepted / tried + own[1]) / (STRENGTH + own[0])
 
         def keep_drafting(self, n_drafted, confidence, source, signal=None):
-            a = self.rate((min(9, int(confidence * 10)), key(signal) if self.signal else 0))
+            a = self.acceptance((min(9, int(confidence * 10)), key(signal) if self.signal else 0))
             self.survival *= a
             per_token, intercept, slope = self._costs(source).current()
             rate = run_rate(RATE, RATE_WEIGHT, self.emitted.get(source, 0.0), self.steps.get(source, 0),
@@ -346,7 +347,8 @@ def load_chains(paths: list[str]) -> dict:
         stored.update({domain: Costs(c["draft"], c["intercept"], c["slope"], {int(k): v for k, v in c["per_k"].items()})
                        for domain, c in f.get("costs", {}).items()})
     return {"k": min(f["k"] for f in files), "prompts": with_depth(list(prompts.values())), "costs": stored,
-            "costs_from": "; ".join(f["costs_from"] for f in files if "costs_from" in f)}
+            "costs_from": "; ".join(f["costs_from"] for f in files if "costs_from" in f),
+            "recorded": [f["recorded"] for f in files if "recorded" in f]}
 
 
 def domain_costs(data: dict, domain: str, per_k: bool = True) -> Costs:
@@ -397,6 +399,20 @@ def replay(args) -> None:
     for d, (bound, tau, cap) in bounds.items():
         print(f"  {d}: best confidence-only rule in hindsight {bound:.3f} (survival >= {tau:.2f}, calibration and tau "
               f"fitted on these prompts); drafting the accepted run plus the rejected token (structural cap) {cap:.3f}")
+    if args.json:
+        from specdec.fileio import write_json_atomic
+
+        write_json_atomic(Path(args.json), {
+            "chains": [str(Path(c).resolve().relative_to(ROOT)) if Path(c).resolve().is_relative_to(ROOT) else str(c)
+                       for c in args.chains],
+            "recorded": data["recorded"], "costs_from": data["costs_from"], "k": k, "verify_cost": args.verify_cost,
+            "command": "python scripts/simulate_policies.py replay " + " ".join(args.argv),
+            "prompts": {d: [p["id"] for p in data["prompts"] if p["domain"] == d] for d in domains},
+            "policies": {name: {d: {"speedup": round(v[0], 4), "over_oracle": round(v[1], 4)} for d, v in row.items()}
+                         for name, row in table.items()},
+            "adaptive_over_previous": {d: round(v, 4) for d, v in versus.items()},
+            "bounds": {d: {"hindsight": round(b, 4), "hindsight_tau": tau, "cap": round(cap, 4)}
+                       for d, (b, tau, cap) in bounds.items()}})
 
 
 # ---------------------------------------------------------------- fit the shipped prior (no model)
@@ -515,6 +531,8 @@ def main(argv=None) -> None:
     r.add_argument("chains", nargs="+")
     r.add_argument("--signals", action="store_true",
                    help="also replay the adaptive rule with each recorded signal besides confidence")
+    r.add_argument("--json", default=None, help="also write the table to this file (the site's: "
+                                                "docs/data/design-replay.json, with --signals)")
     r.add_argument("--k", type=int, default=None)
     r.add_argument("--verify-cost", choices=["per-k", "line"], default="per-k",
                    help="cost a verify pass of k drafts at the committed runs' median for that k (the line where too "
@@ -522,6 +540,7 @@ def main(argv=None) -> None:
     f = sub.add_parser("fit", help="fit the adaptive policy's shipped prior (specdec/prior.py) on recorded chains")
     f.add_argument("chains", nargs="+")
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[2:] if argv is None else argv[1:])
     if args.cmd == "collect":
         # before any model loads: a negative --start would silently index the sets from their end
         bad = [f"--{name} {getattr(args, name)} (must be >= {low})" for name, low in

@@ -15,7 +15,7 @@ from specdec.theory import speedup_from_tokens_per_pass
 
 # One home for colours: the figures use them here, the visualizer gets them through visualizer.json.
 PALETTE = {
-    "code": "#3f51b5", "prose": "#e91e63",  # domains
+    "code": "#3f51b5", "prose": "#e91e63", "dialogue": "#00838f",  # domains
     # dark enough for 3:1 on white, light enough for 3:1 on the dark scheme's slate (or toned there: DARK_TONES)
     "p": "#3f51b5", "q": "#ef6c00", "residual": "#9c27b0", "target_only": "#607d8b",
     "accept": "#388e3c", "reject": "#f44336", "unevaluated": "#757575",
@@ -136,7 +136,7 @@ def at_k(sweep, k):
 def fig_accepted_length_histogram(a) -> go.Figure:
     k = a["traces"]["runs"][0]["trace"]["k"]
     fig = go.Figure()
-    for domain in ("code", "prose"):
+    for domain in a["policies"]["domains"]:
         s = pick(a["policies"]["sweeps"], domain, "greedy")
         r = at_k(s, min(k, max(x["k"] for x in s["spec"])))
         total = sum(r["accepted_length_histogram"]) or 1
@@ -274,7 +274,7 @@ def fig_choosing_k(a) -> go.Figure:
         entries += [(f"{policy_label(a, n)}, sampled T = {temperature} · {d['sampled_summary'][n]['prompts']}",
                      d["sampled_summary"][n], ran(n, sampled=True)) for n in d["sampled_summary"]]
         labels = [two_lines(e[0]) for e in entries]
-        order = order or labels[::-1]  # the first variant on top; both domains share the rows
+        order = order or labels[::-1]  # the first variant on top; the domains share the rows
         med = [e[1]["median"] for e in entries]
         fig.add_bar(y=labels, x=med, name=f"measured: {domain}", orientation="h", marker={"color": PALETTE[domain]},
                     error_x={"type": "data", "symmetric": False,
@@ -288,7 +288,7 @@ def fig_choosing_k(a) -> go.Figure:
     fig.add_vline(x=1, line={"color": "gray", "width": 1})
     fig.update_layout(**layout("Speedup over target-only by draft-length policy (median, 95% CI; · N prompts)",
                                "speedup (× target-only)", "", barmode="group",
-                               height=160 + 34 * len(order), bargap=0.2,
+                               height=160 + (18 + 12 * len(domains)) * len(order), bargap=0.2,
                                yaxis={"type": "category", "categoryorder": "array", "categoryarray": order,
                                       "title": {"text": ""}}))
     return fig

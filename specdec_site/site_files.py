@@ -20,7 +20,7 @@ from specdec.fileio import sha256_file, write_json_atomic
 from . import contract
 from .figures import CHART_LAYOUT, FIGURES, PALETTE, label, pick
 from .notebook_stage import notebook_path
-from .values import audit_tables, compute_values
+from .values import DESIGN_REPLAY, audit_tables, compute_values, design_replay, replay_tables
 
 ROOT = Path(__file__).resolve().parents[1]
 STAGES = contract.ARTIFACTS
@@ -47,6 +47,7 @@ def load_artifacts(data_dir: Path) -> dict:
     notebook = executed_notebook(data_dir)
     artifacts["notebook"] = {"metadata": json.loads(notebook.read_text())["metadata"]["specdec"]["metadata"]}
     check_one_environment(artifacts)
+    design_replay()  # fail here, before any figure, when the Benchmark's replay table is missing
     return artifacts
 
 
@@ -241,7 +242,7 @@ def write_site_files(data_dir: Path, out: Path, docs: Path | None = None) -> lis
 
     artifacts = load_artifacts(data_dir)
     docs = docs.resolve() if docs else out.resolve().parent
-    inputs = [data_dir / f"{s}.json" for s in STAGES] + [executed_notebook(data_dir)]  # values quote its metadata
+    inputs = [data_dir / f"{s}.json" for s in STAGES] + [executed_notebook(data_dir), DESIGN_REPLAY]  # values quote them
     sources = {os.path.relpath(path.resolve(), docs): sha256_file(path) for path in inputs}
     common = {"sources": sources, "plotly_version": plotly.__version__}
     files = {}
@@ -250,7 +251,7 @@ def write_site_files(data_dir: Path, out: Path, docs: Path | None = None) -> lis
         fig["layout"].pop("template", None)  # the site themes figures itself (light/dark)
         files[name] = {**common, "title": fig["layout"]["title"]["text"], "figure": fig}
     files["values"] = {**common, "values": compute_values(artifacts)}
-    files["tables"] = {**common, "tables": audit_tables(artifacts)}
+    files["tables"] = {**common, "tables": {**audit_tables(artifacts), **replay_tables(artifacts)}}
     files["visualizer"] = {**common, "runs": visualizer_runs(artifacts), "palette": PALETTE, "layout": CHART_LAYOUT}
     files["playground"] = {**common, **playground_data(artifacts, files["values"]["values"])}
     for name, data in files.items():

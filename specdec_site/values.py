@@ -6,10 +6,13 @@ here, once, so that a page never rounds a number itself.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import statistics
 from collections.abc import Callable
+
+from specdec import prior as shipped_prior
 
 from .context import FLOAT_LABELS
 from .figures import pick, predicted_from_tpp
@@ -224,6 +227,12 @@ POLICY_METRICS = M = {
 
 
 
+def _verdict(ratio: dict) -> str:
+    """How a page words a ratio's 95% interval against 1: "ahead" (all above), "behind" (all below), or level."""
+    low, high = ratio["ci95"]
+    return "ahead" if low > 1 else "behind" if high < 1 else "level within its interval"
+
+
 def _drafter_name(a, drafter: str) -> str:
     """How a page names a policies-stage drafter: "int8" is the default draft model (int8, or the float draft when
     the build had no int8 copy: the artifact's draft_variant says which), "fp32" the unquantized draft."""
@@ -263,22 +272,13 @@ def _best_drafter(domain: str, what: Callable, summary: str = "summary"):
     return lambda a: what(_summary(a, domain, summary)[a["policies"]["domains"][domain]["best_drafter"]])
 
 
-# The prompts (by index in their set) that scripts/simulate_policies.py's design runs used (`collect --start 6
-# --count 6`): the adaptive policy was studied on them, and the core set includes them, so the page also gives
-# the medians without them.
-DESIGN_INDICES = range(6, 12)
-
-
-def _core_ratio(domain: str, variant: str, over: str | None, what: str, heldout: bool = False):
+def _core_ratio(domain: str, variant: str, over: str | None, what: str):
     """Median (what="median"), 95% interval ("ci") or count ("prompts") over the core set's prompts that ran both
-    variants (heldout: only those outside DESIGN_INDICES) of the variant's speedup, or of its speedup ÷ the
-    variant `over`'s (same prompt, same target-only run)."""
+    variants of the variant's speedup, or of its speedup ÷ the variant `over`'s (same prompt, same target-only run)."""
 
     def value(a):
         d = a["policies"]["domains"][domain]
-        index = {p["id"]: p["index"] for p in d["prompts"]}  # each prompt's index in its set (public_prompts)
-        rows = [r for r in d["rows"] if not (heldout and index[r["prompt"]] in DESIGN_INDICES)
-                and {variant, over or variant} <= r["variants"].keys()]
+        rows = [r for r in d["rows"] if {variant, over or variant} <= r["variants"].keys()]
         ratios = [r["variants"][variant]["speedup"] / (r["variants"][over]["speedup"] if over else 1.0) for r in rows]
         return len(ratios) if what == "prompts" else _median_or_ci(a, ratios, what)
     return value
@@ -448,6 +448,14 @@ VALUES: dict[str, Callable] = {
     "prose_greedy_kmax_alpha": _kmax("prose", "greedy", lambda r: fmt(r["alpha"])),
     "prose_greedy_kmax_speedup": _kmax("prose", "greedy", _speedup),
     "prose_greedy_greedy_equal": _greedy_equal("prose"),
+    "dialogue_greedy_best_k": _best("dialogue", "greedy", lambda r: r["k"]),
+    "dialogue_greedy_best_speedup": _best("dialogue", "greedy", _speedup),
+    "dialogue_greedy_best_alpha": _best("dialogue", "greedy", lambda r: fmt(r["alpha"])),
+    "dialogue_greedy_best_tpp": _best("dialogue", "greedy", lambda r: fmt(r["tokens_per_target_pass"])),
+    "dialogue_greedy_kmax": _kmax("dialogue", "greedy", lambda r: r["k"]),
+    "dialogue_greedy_kmax_alpha": _kmax("dialogue", "greedy", lambda r: fmt(r["alpha"])),
+    "dialogue_greedy_kmax_speedup": _kmax("dialogue", "greedy", _speedup),
+    "dialogue_greedy_greedy_equal": _greedy_equal("dialogue"),
     # choosing k: the policies stage on public prompts
     "pol_tokens": lambda a: a["policies"]["new_tokens"],
     "pol_fixed_k": lambda a: a["policies"]["variants"]["fixed"]["k"],
@@ -458,7 +466,7 @@ VALUES: dict[str, Callable] = {
     "pol_runs_per_matrix_prompt": _pol_runs_per_prompt("matrix"),
     "pol_runs_per_core_prompt": _pol_runs_per_prompt("core"),
     "pol_sampled_temperature": lambda a: a["policies"]["sampled_temperature"],
-    "pol_sweep_prompts": lambda a: ", ".join(_sweep("code", "greedy")(a)["prompts"] + _sweep("prose", "greedy")(a)["prompts"]),
+    "pol_sweep_prompts": lambda a: ", ".join(p for d in a["policies"]["domains"] for p in _sweep(d, "greedy")(a)["prompts"]),
     "pol_code_prompts": lambda a: len(a["policies"]["domains"]["code"]["rows"]),
     "pol_prose_prompts": lambda a: len(a["policies"]["domains"]["prose"]["rows"]),
     "pol_code_source": lambda a: a["policies"]["domains"]["code"]["source"]["name"],
@@ -519,6 +527,7 @@ VALUES: dict[str, Callable] = {
     "pol_code_adaptive_over_hf": _pol("code", "adaptive", M["over_hf"]),
     "polm_code_adaptive_over_hf_ci": _pol("code", "adaptive", M["over_hf_ci"], "matrix"),
     "pol_code_adaptive_over_hf_ci": _pol("code", "adaptive", M["over_hf_ci"]),
+    "pol_code_adaptive_over_hf_verdict": _pol("code", "adaptive", lambda e: _verdict(e["over_hf_default"])),
     "polm_code_adaptive_fp32_median": _pol("code", "adaptive_fp32", M["median"], "matrix"),
     "polm_code_adaptive_fp32_ci": _pol("code", "adaptive_fp32", M["ci"], "matrix"),
     "polm_code_adaptive_fp32_over_oracle": _pol("code", "adaptive_fp32", M["over_oracle"], "matrix"),
@@ -543,13 +552,8 @@ VALUES: dict[str, Callable] = {
     "pol_code_matrix_prompts": lambda a: a["policies"]["domains"]["code"]["matrix_prompts"],
     "pol_code_matrix_last": lambda a: _matrix_rows(a, "code")[-1]["prompt"],
     "pol_code_skipped": lambda a: _skipped(a, "code"),
-    "pol_code_heldout_adaptive_over_hf_median": _core_ratio("code", "adaptive", "hf_default", "median", heldout=True),
-    "pol_code_heldout_adaptive_over_hf_ci": _core_ratio("code", "adaptive", "hf_default", "ci", heldout=True),
     "pol_code_adaptive_over_fixed_median": _core_ratio("code", "adaptive", "fixed", "median"),
     "pol_code_adaptive_over_fixed_ci": _core_ratio("code", "adaptive", "fixed", "ci"),
-    "pol_code_heldout_adaptive_median": _core_ratio("code", "adaptive", None, "median", heldout=True),
-    "pol_code_heldout_adaptive_ci": _core_ratio("code", "adaptive", None, "ci", heldout=True),
-    "pol_code_heldout_adaptive_prompts": _core_ratio("code", "adaptive", None, "prompts", heldout=True),
     "pol_code_hf_default_prompts": _pol("code", "hf_default", lambda e: e["prompts"]),
     "pol_code_fixed_prompts": _pol("code", "fixed", lambda e: e["prompts"]),
     "pol_code_adaptive_prompts": _pol("code", "adaptive", lambda e: e["prompts"]),
@@ -601,6 +605,7 @@ VALUES: dict[str, Callable] = {
     "pol_prose_adaptive_over_hf": _pol("prose", "adaptive", M["over_hf"]),
     "polm_prose_adaptive_over_hf_ci": _pol("prose", "adaptive", M["over_hf_ci"], "matrix"),
     "pol_prose_adaptive_over_hf_ci": _pol("prose", "adaptive", M["over_hf_ci"]),
+    "pol_prose_adaptive_over_hf_verdict": _pol("prose", "adaptive", lambda e: _verdict(e["over_hf_default"])),
     "polm_prose_adaptive_fp32_median": _pol("prose", "adaptive_fp32", M["median"], "matrix"),
     "polm_prose_adaptive_fp32_ci": _pol("prose", "adaptive_fp32", M["ci"], "matrix"),
     "polm_prose_adaptive_fp32_over_oracle": _pol("prose", "adaptive_fp32", M["over_oracle"], "matrix"),
@@ -625,13 +630,8 @@ VALUES: dict[str, Callable] = {
     "pol_prose_matrix_prompts": lambda a: a["policies"]["domains"]["prose"]["matrix_prompts"],
     "pol_prose_matrix_last": lambda a: _matrix_rows(a, "prose")[-1]["prompt"],
     "pol_prose_skipped": lambda a: _skipped(a, "prose"),
-    "pol_prose_heldout_adaptive_over_hf_median": _core_ratio("prose", "adaptive", "hf_default", "median", heldout=True),
-    "pol_prose_heldout_adaptive_over_hf_ci": _core_ratio("prose", "adaptive", "hf_default", "ci", heldout=True),
     "pol_prose_adaptive_over_fixed_median": _core_ratio("prose", "adaptive", "fixed", "median"),
     "pol_prose_adaptive_over_fixed_ci": _core_ratio("prose", "adaptive", "fixed", "ci"),
-    "pol_prose_heldout_adaptive_median": _core_ratio("prose", "adaptive", None, "median", heldout=True),
-    "pol_prose_heldout_adaptive_ci": _core_ratio("prose", "adaptive", None, "ci", heldout=True),
-    "pol_prose_heldout_adaptive_prompts": _core_ratio("prose", "adaptive", None, "prompts", heldout=True),
     "pol_prose_hf_default_prompts": _pol("prose", "hf_default", lambda e: e["prompts"]),
     "pol_prose_fixed_prompts": _pol("prose", "fixed", lambda e: e["prompts"]),
     "pol_prose_adaptive_prompts": _pol("prose", "adaptive", lambda e: e["prompts"]),
@@ -683,6 +683,7 @@ VALUES: dict[str, Callable] = {
     "pol_dialogue_adaptive_over_hf": _pol("dialogue", "adaptive", M["over_hf"]),
     "polm_dialogue_adaptive_over_hf_ci": _pol("dialogue", "adaptive", M["over_hf_ci"], "matrix"),
     "pol_dialogue_adaptive_over_hf_ci": _pol("dialogue", "adaptive", M["over_hf_ci"]),
+    "pol_dialogue_adaptive_over_hf_verdict": _pol("dialogue", "adaptive", lambda e: _verdict(e["over_hf_default"])),
     "polm_dialogue_adaptive_fp32_median": _pol("dialogue", "adaptive_fp32", M["median"], "matrix"),
     "polm_dialogue_adaptive_fp32_ci": _pol("dialogue", "adaptive_fp32", M["ci"], "matrix"),
     "polm_dialogue_adaptive_fp32_over_oracle": _pol("dialogue", "adaptive_fp32", M["over_oracle"], "matrix"),
@@ -707,13 +708,8 @@ VALUES: dict[str, Callable] = {
     "pol_dialogue_matrix_prompts": lambda a: a["policies"]["domains"]["dialogue"]["matrix_prompts"],
     "pol_dialogue_matrix_last": lambda a: _matrix_rows(a, "dialogue")[-1]["prompt"],
     "pol_dialogue_skipped": lambda a: _skipped(a, "dialogue"),
-    "pol_dialogue_heldout_adaptive_over_hf_median": _core_ratio("dialogue", "adaptive", "hf_default", "median", heldout=True),
-    "pol_dialogue_heldout_adaptive_over_hf_ci": _core_ratio("dialogue", "adaptive", "hf_default", "ci", heldout=True),
     "pol_dialogue_adaptive_over_fixed_median": _core_ratio("dialogue", "adaptive", "fixed", "median"),
     "pol_dialogue_adaptive_over_fixed_ci": _core_ratio("dialogue", "adaptive", "fixed", "ci"),
-    "pol_dialogue_heldout_adaptive_median": _core_ratio("dialogue", "adaptive", None, "median", heldout=True),
-    "pol_dialogue_heldout_adaptive_ci": _core_ratio("dialogue", "adaptive", None, "ci", heldout=True),
-    "pol_dialogue_heldout_adaptive_prompts": _core_ratio("dialogue", "adaptive", None, "prompts", heldout=True),
     "pol_dialogue_hf_default_prompts": _pol("dialogue", "hf_default", lambda e: e["prompts"]),
     "pol_dialogue_fixed_prompts": _pol("dialogue", "fixed", lambda e: e["prompts"]),
     "pol_dialogue_adaptive_prompts": _pol("dialogue", "adaptive", lambda e: e["prompts"]),
@@ -766,6 +762,21 @@ VALUES: dict[str, Callable] = {
     "audit_transformers_pass": lambda a: _audit_count(a, "transformers", "passes"),
     "audit_controls_fail": lambda a: _audit_count(a, "control", "fails"),
     "audit_tv_detectable": lambda a: _audit_detectable(a),
+    # the adaptive policy's shipped prior (specdec/prior.py) and the design tool's replay on its chains (design)
+    "prior_prompts": lambda a: sum(len(ids) for ids in a.design["prompts"].values()),
+    "prior_prompt_sets": lambda a: "; ".join(f"{ids[0]} … {ids[-1]}" for ids in a.design["prompts"].values()),
+    "prior_strength": lambda a: shipped_prior.STRENGTH,
+    "prior_rate_weight": lambda a: shipped_prior.RATE_WEIGHT,
+    "prior_rate": lambda a: f"{shipped_prior.RATE:g}",
+    "prior_draft_cost": lambda a: f"{shipped_prior.DRAFT_COST:g}",
+    "prior_verify_slope": lambda a: f"{shipped_prior.VERIFY_SLOPE:g}",
+    "prior_top_acceptance": lambda a: f"{shipped_prior.ACCEPTANCE[-1]:g}",
+    "replay_code_adaptive_over_previous": lambda a: fmt(a.design["adaptive_over_previous"]["code"]),
+    "replay_prose_adaptive_over_previous": lambda a: fmt(a.design["adaptive_over_previous"]["prose"]),
+    "replay_dialogue_adaptive_over_previous": lambda a: fmt(a.design["adaptive_over_previous"]["dialogue"]),
+    "replay_code_cap": lambda a: fmt(a.design["bounds"]["code"]["cap"]),
+    "replay_prose_cap": lambda a: fmt(a.design["bounds"]["prose"]["cap"]),
+    "replay_dialogue_cap": lambda a: fmt(a.design["bounds"]["dialogue"]["cap"]),
     "exact_vocab": lambda a: a["exactness"]["setup"]["vocab"],
     "exact_new_tokens": lambda a: a["exactness"]["setup"]["new_tokens"],
     "exact_k": lambda a: a["exactness"]["setup"]["k"],
@@ -788,6 +799,34 @@ def _audit_detectable(a) -> str:
     """The range of the rows' detectable TV (80% power), or its one value."""
     tvs = sorted(r["tv_detectable"] for r in a["exactness"]["audit"]["rows"])
     return fmt(tvs[0], 3) if fmt(tvs[0], 3) == fmt(tvs[-1], 3) else f"{fmt(tvs[0], 3)}–{fmt(tvs[-1], 3)}"
+
+
+# The design tool's replay of the length policies on the prior's design chains: no model and no timing, so one file
+# serves every device's copy of the site (`scripts/simulate_policies.py replay ... --signals --json`).
+DESIGN_REPLAY = ROOT / "docs" / "data" / "design-replay.json"
+
+
+def design_replay() -> dict:
+    if not DESIGN_REPLAY.is_file():
+        raise SystemExit(f"error: {DESIGN_REPLAY} is missing: run `python scripts/simulate_policies.py replay "
+                         f"scripts/design_chains.json.gz --signals --json {DESIGN_REPLAY.relative_to(ROOT)}`")
+    return json.loads(DESIGN_REPLAY.read_text())
+
+
+def replay_tables(artifacts: dict) -> dict:
+    """The Benchmark's replay table: every policy the design tool replays, per domain its speedup over target-only
+    (one verify pass per token, no prefill) and ÷ oracle, medians over the design prompts; then the two bounds."""
+    design = design_replay()
+    domains = list(design["prompts"])
+    rows = [[f"`{name}`" if name in ("fixed", "confidence", "heuristic", "adaptive") else name,
+             *(f"{fmt(r[d]['speedup'])}× · {fmt(r[d]['over_oracle'])}" for d in domains)]
+            for name, r in design["policies"].items()]
+    rows.append(["best confidence-only rule in hindsight (fitted on the prompts it is scored on)",
+                 *(f"· {fmt(design['bounds'][d]['hindsight'])}" for d in domains)])
+    rows.append(["the accepted run plus the rejected draft (no causal rule does better)",
+                 *(f"· {fmt(design['bounds'][d]['cap'])}" for d in domains)])
+    return {"replay": {"columns": ["policy", *(f"{d} ({len(design['prompts'][d])}): speedup · ÷ oracle" for d in domains)],
+                       "rows": rows}}
 
 
 def audit_tables(artifacts: dict) -> dict:
@@ -817,6 +856,7 @@ PROMPT_SETS = {
     "core": ("the core set: the policies stage's prompts for the core variants",
              r"core set|\[\[val:pol_(code|prose|dialogue)_prompts\]\]"),
     "traces": ("the Step Visualizer's recorded runs", r"Step Visualizer|traces"),
+    "design": ("the adaptive policy's design prompts (scripts/simulate_policies.py replay)", r"design prompts|replay"),
 }
 
 
@@ -829,6 +869,8 @@ def prompt_set(name: str) -> str | None:
         return "core"
     if name.startswith("trace_"):
         return "traces"
+    if name.startswith("replay_"):
+        return "design"
     return None
 
 
@@ -836,6 +878,7 @@ class _Artifacts(dict):
     """The artifacts (stage name -> its JSON), plus what compute_values derives from them once."""
 
     matrix_summaries: dict  # domain -> the policies stage's summary over the matrix's prompts only
+    design: dict  # the design tool's replay (design_replay), the same for every device's artifacts
 
 
 NOT_RUN = "— (not run in this build)"  # a value of a variant that the artifacts' run did not make
@@ -847,6 +890,7 @@ def compute_values(artifacts: dict) -> dict:
     # table then covers the same prompts.
     seed = a["policies"]["metadata"]["seed"]
     a.matrix_summaries = {domain: summarize(_matrix_rows(a, domain), seed) for domain in a["policies"]["domains"]}
+    a.design = design_replay()
     return {name: value_or_not_run(fn, a) for name, fn in VALUES.items()}
 
 

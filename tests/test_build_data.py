@@ -113,8 +113,8 @@ def test_every_value_is_spelled_out_in_the_table_and_the_policy_values_follow_th
     stage's values follow one rule, checked here so that no variant or metric is left out: for each domain, polm_
     over the matrix's prompts for every variant (HF: median, ci; specdec: + over_oracle; + over_hf for the variants
     HF was given the draft of; + over_hf_constant for fixed k), pol_ over the core set for the core variants."""
-    from specdec_site.policies_stage import CORE_HF, CORE_SPECDEC, HF_VARIANTS, SAME_DRAFT_AS_HF, VARIANTS
     from specdec_site.config import FULL
+    from specdec_site.policies_stage import CORE_HF, CORE_SPECDEC, HF_VARIANTS, SAME_DRAFT_AS_HF, VARIANTS
     from specdec_site.values import VALUES
 
     source = (ROOT / "specdec_site" / "values.py").read_text()
@@ -548,25 +548,6 @@ def test_site_build_refuses_artifacts_from_two_environments():
     mixed["traces"]["metadata"]["models"]["draft"]["gguf_sha256"] = "0" * 64
     with pytest.raises(SystemExit, match="disagree on models"):
         check_one_environment(mixed)
-
-
-def test_heldout_values_leave_out_the_design_prompts_by_their_index_in_the_set():
-    """The held-out medians drop the prompts whose index in their set is in DESIGN_INDICES, matched by each
-    prompt's recorded index, so a passed-over entry before them (positions shift by one) changes nothing."""
-    from specdec_site.values import DESIGN_INDICES, _core_ratio
-
-    indices = [i for i in range(DESIGN_INDICES.stop + 4) if i != 3]  # entry 3 passed over: positions shift
-    prompts = [{"id": f"p{i}", "index": i} for i in indices]
-    rows = [{"prompt": p["id"], "variants": {"adaptive": {"speedup": 2.0 + p["index"]}, "hf_default": {"speedup": 2.0}}}
-            for p in prompts]
-    a = {"policies": {"metadata": {"seed": 0},
-                      "domains": {"code": {"prompts": prompts, "rows": rows, "skipped_indices": [3]}}}}
-    kept = [i for i in indices if i not in DESIGN_INDICES]
-    assert _core_ratio("code", "adaptive", None, "prompts", heldout=True)(a) == len(kept)
-    assert _core_ratio("code", "adaptive", None, "median", heldout=True)(a) == \
-        _core_ratio("code", "adaptive", None, "median")({**a, "policies": {**a["policies"], "domains": {"code": {
-            "prompts": prompts, "rows": [r for r, i in zip(rows, indices) if i in kept], "skipped_indices": [3]}}}})
-    assert _core_ratio("code", "adaptive", None, "prompts")(a) == len(indices)
 
 
 def test_citation_cff_version_is_the_package_version():

@@ -223,6 +223,30 @@ def test_adaptive_policy_drafts_long_when_cheap_and_reliable_and_short_otherwise
     assert cheap_good > 8 > dear_bad, (cheap_good, dear_bad)
 
 
+@pytest.mark.parametrize("confidence", [0.25, 0.55, 0.75, 0.95, 0.999])
+def test_the_first_step_follows_the_shipped_prior(confidence):
+    """Before a run has told it anything, the adaptive policy drafts what eqs. (10)-(12) give with specdec.prior's
+    numbers: token n + 1 while ACCEPTANCE[bin]^(n + 1) >= RATE (DRAFT_COST + VERIFY_SLOPE), in verify passes."""
+    from specdec import prior
+
+    def first_step(policy):
+        n, budget = 0, policy.budget()
+        while n < budget:
+            n += 1
+            if not policy.keep_drafting(n, confidence, "model"):
+                break
+        return n
+
+    a = prior.ACCEPTANCE[min(9, int(confidence * 10))]
+    threshold = prior.RATE * (prior.DRAFT_COST + prior.VERIFY_SLOPE)
+    expected = next((n for n in range(1, 16) if a ** (n + 1) < threshold), 16)
+    assert first_step(AdaptivePolicy(16)) == expected
+    # the flat start believes the bin's centre and a rate of one token per pass
+    centre = (min(9, int(confidence * 10)) + 0.5) / 10
+    flat = next((n for n in range(1, 16) if centre ** (n + 1) < 1.0 * (0.25 + 0.05)), 16)
+    assert first_step(AdaptivePolicy(16, prior=False)) == flat
+
+
 def test_pinned_adaptive_runs_replay_exactly(models):
     target, draft = models
 
@@ -259,6 +283,8 @@ def test_bad_policy_constructors_are_clear_errors():
         AdaptivePolicy(0)
     with pytest.raises(ValueError, match="threshold"):
         ConfidencePolicy(4, threshold=2)
+    with pytest.raises(ValueError, match="prior must be True"):
+        AdaptivePolicy(4, prior="shipped")
     with pytest.raises(ValueError, match="min_ngram"):
         NgramDrafter(max_ngram=0)
     with pytest.raises(TypeError, match="Drafter"):

@@ -2,8 +2,8 @@
 decoder's own steps (the premise of the tool), and no policy beats the oracle."""
 
 import copy
-import json
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -158,3 +158,14 @@ def test_a_prompt_recorded_twice_counts_once(tmp_path):
     for name in ("a.json", "b.json"):
         (tmp_path / name).write_text(json.dumps(one))
     assert [p["id"] for p in sim.load_chains([tmp_path / "a.json", tmp_path / "b.json"])["prompts"]] == ["x"]
+
+
+def test_the_committed_replay_table_is_what_the_tool_prints_now(tmp_path):
+    """docs/data/design-replay.json (the Benchmark's replay table) is the replay of the committed design chains by
+    the committed policies: deterministic, no model, so it is compared whole."""
+    out = tmp_path / "replay.json"
+    sim.main(["replay", str(ROOT / "scripts" / "design_chains.json.gz"), "--signals", "--json", str(out)])
+    committed = json.loads((ROOT / "docs" / "data" / "design-replay.json").read_text())
+    fresh = json.loads(out.read_text())
+    assert fresh == {**committed, "chains": fresh["chains"], "command": fresh["command"]}
+    assert committed["chains"] == ["scripts/design_chains.json.gz"]
