@@ -261,7 +261,7 @@ def fig_choosing_k(a) -> go.Figure:
     fig = go.Figure()
     domains = a["policies"]["domains"]
     temperature = a["policies"]["sampled_temperature"]
-    order = None
+    order = []
     for domain, d in domains.items():
         # greedy variants, then the sampled ones; each over the prompts that ran it (the core set's variants on
         # every prompt, the rest on the matrix's), against the same greedy target-only run of each prompt
@@ -269,24 +269,28 @@ def fig_choosing_k(a) -> go.Figure:
             variants = (r["sampled"]["variants"] if sampled else r["variants"] for r in rows)
             return [v[n]["oracle_speedup"] for v in variants if n in v]
 
-        entries = [(f"{policy_label(a, n)} · {d['summary'][n]['prompts']}", d["summary"][n],
-                    None if n.startswith("hf_") else ran(n)) for n in d["summary"]]
-        entries += [(f"{policy_label(a, n)}, sampled T = {temperature} · {d['sampled_summary'][n]['prompts']}",
-                     d["sampled_summary"][n], ran(n, sampled=True)) for n in d["sampled_summary"]]
+        # a row is a variant; how many prompts ran it can differ by domain (each domain's best drafter runs on its
+        # whole core set, another drafter on the matrix alone), so the count goes in the hover, not in the row's name
+        entries = [(policy_label(a, n), d["summary"][n], None if n.startswith("hf_") else ran(n)) for n in d["summary"]]
+        entries += [(f"{policy_label(a, n)}, sampled T = {temperature}", d["sampled_summary"][n], ran(n, sampled=True))
+                    for n in d["sampled_summary"]]
         labels = [two_lines(e[0]) for e in entries]
-        order = order or labels[::-1]  # the first variant on top; the domains share the rows
+        # the categories run bottom to top: the first domain's first variant on top; the domains share the rows, and a
+        # row only a later domain has goes at the bottom
+        order = [x for x in labels[::-1] if x not in order] + order
         med = [e[1]["median"] for e in entries]
+        counts = [e[1]["prompts"] for e in entries]
         fig.add_bar(y=labels, x=med, name=f"measured: {domain}", orientation="h", marker={"color": PALETTE[domain]},
                     error_x={"type": "data", "symmetric": False,
                              "array": [e[1]["ci95"][1] - m for e, m in zip(entries, med)],
                              "arrayminus": [m - e[1]["ci95"][0] for e, m in zip(entries, med)]},
-                    hovertemplate="%{y}: %{x:.2f}×<extra>" + domain + "</extra>")
+                    customdata=counts, hovertemplate="%{y}: %{x:.2f}× (%{customdata} prompts)<extra>" + domain + "</extra>")
         oracle = [statistics.median(e[2]) if e[2] else None for e in entries]
         fig.add_scatter(y=labels, x=oracle, mode="markers", name=f"oracle bound: {domain}",
                         marker={"color": PALETTE[domain], "symbol": "line-ns-open", "size": 16, "line": {"width": 3}},
                         hovertemplate="%{y}: oracle %{x:.2f}×<extra>" + domain + "</extra>")
     fig.add_vline(x=1, line={"color": "gray", "width": 1})
-    fig.update_layout(**layout("Speedup over target-only by draft-length policy (median, 95% CI; · N prompts)",
+    fig.update_layout(**layout("Speedup over target-only by draft-length policy (median, 95% CI; hover: N prompts)",
                                "speedup (× target-only)", "", barmode="group",
                                height=160 + (18 + 12 * len(domains)) * len(order), bargap=0.2,
                                yaxis={"type": "category", "categoryorder": "array", "categoryarray": order,

@@ -228,9 +228,9 @@ POLICY_METRICS = M = {
 
 
 def _verdict(ratio: dict) -> str:
-    """How a page words a ratio's 95% interval against 1: "ahead" (all above), "behind" (all below), or level."""
+    """How a page words a ratio's 95% interval against 1: "ahead" (all above), "behind" (all below), or neither."""
     low, high = ratio["ci95"]
-    return "ahead" if low > 1 else "behind" if high < 1 else "level within its interval"
+    return "ahead" if low > 1 else "behind" if high < 1 else "neither ahead nor behind"
 
 
 def _drafter_name(a, drafter: str) -> str:
