@@ -95,7 +95,9 @@ def fig_theory_vs_measured(a) -> go.Figure:
         fig.add_scatter(x=ks, y=[predicted_from_tpp(r) for r in s["spec"]],
                         name=f"measured tokens/pass ÷ (k·c + verify cost): {s['domain']}", mode="lines",
                         line={"color": color, "dash": "dashdot", "width": 1})
-    fig.update_layout(**layout("Greedy: measured speedup vs the theory, from the measured α and c", "k", "speedup ×"))
+    # four legend rows per domain: the figure grows with them, so the legend stays inside it at any width
+    fig.update_layout(**layout("Greedy: measured speedup vs the theory, from the measured α and c", "k", "speedup ×",
+                               height=300 + 80 * len(fig.data) // 4))
     return fig
 
 
