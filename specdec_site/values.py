@@ -809,7 +809,7 @@ DESIGN_REPLAY = ROOT / "docs" / "data" / "design-replay.json"
 def design_replay() -> dict:
     if not DESIGN_REPLAY.is_file():
         raise SystemExit(f"error: {DESIGN_REPLAY} is missing: run `python scripts/simulate_policies.py replay "
-                         f"scripts/design_chains.json.gz --signals --json {DESIGN_REPLAY.relative_to(ROOT)}`")
+                         f"scripts/design_chains.json.gz --signals --json {os.path.relpath(DESIGN_REPLAY, ROOT)}`")
     return json.loads(DESIGN_REPLAY.read_text())
 
 

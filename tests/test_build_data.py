@@ -634,3 +634,15 @@ def test_in_both_schemes_every_trace_colour_and_link_reaches_wcag_aa():
     link = re.search(r'\[data-md-color-scheme="slate"\] \{ --md-typeset-a-color: (#[0-9a-f]{6}); \}', css).group(1)
     assert contrast(link, slate) >= 4.5
     assert contrast("#3f51b5", slate) < 3  # the indigo it replaces fails: the test can tell
+
+
+def test_the_site_build_fails_loudly_without_the_replay_table(monkeypatch, tmp_path):
+    """The Benchmark's replay table comes from docs/data/design-replay.json (scripts/simulate_policies.py replay
+    --json): without it the figure build stops before writing anything, and says how to make it."""
+    import specdec_site.site_files as site_files
+    import specdec_site.values as values
+
+    monkeypatch.setattr(values, "DESIGN_REPLAY", tmp_path / "design-replay.json")
+    with pytest.raises(SystemExit, match="simulate_policies.py replay scripts/design_chains.json.gz --signals --json"):
+        site_files.write_site_files(ROOT / "docs" / "data" / "cpu", tmp_path / "figures")
+    assert not (tmp_path / "figures").exists()
