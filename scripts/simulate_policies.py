@@ -184,6 +184,21 @@ def oracle_plus_one(chains: list[dict], cost: Costs, k: int) -> float:
     return seconds
 
 
+def reached_drafts(prompts: list[dict]):
+    """(chain, i, confidence, accepted) for every draft the target evaluated: those up to and including the first
+    rejected one of each chain (a calibration learns P(accepted | reached) from exactly these)."""
+    for p in prompts:
+        for chain in p["chains"]:
+            for i, confidence in enumerate(chain["confidences"][: chain["accepted"] + 1]):
+                yield chain, i, confidence, i < chain["accepted"]
+
+
+def replay_speedup(chains: list[dict], seconds: float, cost: Costs) -> float:
+    """A replayed run's speedup over target-only at one verify pass (a) per token: the decoding steps only, no
+    prefill."""
+    return len(chains) * cost.intercept / seconds
+
+
 def hindsight_calibration(prompts: list[dict], bins: int = 40):
     """The adaptive policy's own calibration, P(accepted | reached, confidence bin), fed every reached draft of
     ALL the chains given, the ones it is then scored on: no causal policy knows it, so a rule that uses it is
@@ -191,10 +206,8 @@ def hindsight_calibration(prompts: list[dict], bins: int = 40):
     from specdec.policies import _Calibration
 
     calibration = _Calibration(bins=bins)
-    for p in prompts:
-        for chain in p["chains"]:
-            for i, confidence in enumerate(chain["confidences"][: chain["accepted"] + 1]):
-                calibration.add(confidence, i < chain["accepted"])
+    for _, _, confidence, accepted in reached_drafts(prompts):
+        calibration.add(confidence, accepted)
     return calibration
 
 
@@ -272,47 +285,56 @@ def with_depth(prompts: list[dict]) -> list[dict]:
 def signal_policy(k: int, signal: str | None, fitted_on: list[dict]):
     """The library's adaptive rule with its calibration keyed by (confidence bin, the signal's bin) and a prior
     fitted, as `fit` fits the shipped one, on the chains of `fitted_on` (the other design prompts: no prompt is
-    scored with a prior that saw it). signal None: confidence alone."""
+    scored with a prior that saw it). signal None: confidence alone. Only the calibration is replaced: the rule,
+    the costs and the run's rate are AdaptivePolicy's own."""
     from specdec.policies import AdaptivePolicy
-    from specdec.prior import RATE, RATE_WEIGHT, STRENGTH
-    from specdec.theory import run_rate, worth_drafting
+    from specdec.prior import STRENGTH
 
     key = SIGNALS[signal] if signal else (lambda v: 0)
-    table = {}
-    for p in fitted_on:
-        for chain in p["chains"]:
-            for i, c in enumerate(chain["confidences"][: chain["accepted"] + 1]):
-                cell = table.setdefault((min(9, int(c * 10)), key(chain[signal][i]) if signal else 0), [0, 0])
-                cell[0] += 1
-                cell[1] += i < chain["accepted"]
+    table = {}  # (confidence bin, signal bin) -> [tried, accepted] of the reached drafts of fitted_on
+    for chain, i, confidence, accepted in reached_drafts(fitted_on):
+        cell = table.setdefault((min(9, int(confidence * 10)), key(chain[signal][i]) if signal else 0), [0, 0])
+        cell[0] += 1
+        cell[1] += accepted
 
-    class Signal(AdaptivePolicy):
+    class Cells:
+        """What AdaptivePolicy reads and feeds as its calibration (a call and `add`), keyed by the signal too. The
+        signal of the token at hand is set before each call; `add` takes the step's signals in the order in which
+        AdaptivePolicy.observe adds its drafts (first to last)."""
+
         def __init__(self):
-            super().__init__(k)
-            self.signal, self.counts = signal, {}  # counts: the run's own (tried, accepted) per cell
+            self.counts, self.signal, self.pending = {}, None, []  # counts: the run's own (tried, accepted) per cell
 
-        def acceptance(self, cell):
-            """The prior's rate in the cell (a bin it never saw: the confidence bin's centre), with the run's own."""
+        def cell(self, confidence):
+            return min(9, int(confidence * 10)), key(self.signal) if signal else 0
+
+        def __call__(self, confidence):
+            """The prior's rate in the cell (a cell it never saw: the confidence bin's centre), with the run's own."""
+            cell = self.cell(confidence)
             tried, accepted = table.get(cell, (1, (cell[0] + 0.5) / 10))
             own = self.counts.get(cell, (0, 0))
             return (STRENGTH * accepted / tried + own[1]) / (STRENGTH + own[0])
 
+        def add(self, confidence, accepted):
+            self.signal = self.pending.pop(0)
+            cell = self.cell(confidence)
+            tried, n = self.counts.get(cell, (0, 0))
+            self.counts[cell] = (tried + 1, n + accepted)
+
+    class Signal(AdaptivePolicy):
+        def __init__(self):
+            super().__init__(k)
+            self.signal, self.cells = signal, Cells()
+
+        def _calibration(self, source):
+            return self.cells
+
         def keep_drafting(self, n_drafted, confidence, source, signal=None):
-            a = self.acceptance((min(9, int(confidence * 10)), key(signal) if self.signal else 0))
-            self.survival *= a
-            per_token, intercept, slope = self._costs(source).current()
-            rate = run_rate(RATE, RATE_WEIGHT, self.emitted.get(source, 0.0), self.steps.get(source, 0),
-                            self.drafted.get(source, 0), intercept, per_token + slope)
-            return worth_drafting(self.survival * a, rate, per_token + slope)
+            self.cells.signal = signal
+            return super().keep_drafting(n_drafted, confidence, source)
 
         def observe(self, outcome):
-            signals = getattr(outcome, "signals", [None] * len(outcome.confidences))
-            for i, (c, v) in enumerate(zip(outcome.confidences, signals)):
-                if i > outcome.n_accepted:
-                    break
-                cell = (min(9, int(c * 10)), key(v) if self.signal else 0)
-                tried, accepted = self.counts.get(cell, (0, 0))
-                self.counts[cell] = (tried + 1, accepted + (i < outcome.n_accepted))
+            self.cells.pending = list(getattr(outcome, "signals", [None] * len(outcome.confidences)))
             super().observe(outcome)
 
     return Signal()
@@ -379,8 +401,7 @@ def replay(args) -> None:
             for name, factory in candidates(k, p, data["prompts"], args.signals).items():
                 runs.setdefault(name, []).append(replay_one(p["chains"], factory(), cost)[0])
         for name, seconds in runs.items():
-            # speedup over target-only at one verify pass (a) per token: the decoding steps only, no prefill
-            rates = [len(p["chains"]) * cost.intercept / s for p, s in zip(prompts, seconds)]
+            rates = [replay_speedup(p["chains"], s, cost) for p, s in zip(prompts, seconds)]
             table.setdefault(name, {})[domain] = (statistics.median(rates),
                                                   statistics.median(o / s for o, s in zip(oracles, seconds)))
         versus[domain] = statistics.median(old / new for old, new in
@@ -430,12 +451,10 @@ def fit_prior(data: dict, bins: int = 10, rounds: int = 3) -> dict:
 
     prompts = data["prompts"]
     tried, accepted = [0] * bins, [0] * bins
-    for p in prompts:
-        for chain in p["chains"]:
-            for i, c in enumerate(chain["confidences"][: chain["accepted"] + 1]):
-                b = min(bins - 1, int(c * bins))
-                tried[b] += 1
-                accepted[b] += i < chain["accepted"]
+    for _, _, confidence, was_accepted in reached_drafts(prompts):
+        b = min(bins - 1, int(confidence * bins))
+        tried[b] += 1
+        accepted[b] += was_accepted
     acceptance = [round(a / t, 4) if t else round((b + 0.5) / bins, 4) for b, (t, a) in enumerate(zip(tried, accepted))]
     domains = sorted({p["domain"] for p in prompts})
     cost = {d: domain_costs(data, d) for d in domains}
@@ -444,8 +463,8 @@ def fit_prior(data: dict, bins: int = 10, rounds: int = 3) -> dict:
              "verify_slope": round(statistics.median(c.slope / c.intercept for c in cost.values()), 4), "rate": 2.0}
     for _ in range(rounds):
         with shipped_prior(prior):
-            rates = [len(p["chains"]) * cost[p["domain"]].intercept /
-                     replay_one(p["chains"], AdaptivePolicy(16), cost[p["domain"]])[0] for p in prompts]
+            rates = [replay_speedup(p["chains"], replay_one(p["chains"], AdaptivePolicy(16), cost[p["domain"]])[0],
+                                    cost[p["domain"]]) for p in prompts]
         prior["rate"] = round(statistics.median(rates), 2)
     return prior
 

@@ -47,7 +47,6 @@ def load_artifacts(data_dir: Path) -> dict:
     notebook = executed_notebook(data_dir)
     artifacts["notebook"] = {"metadata": json.loads(notebook.read_text())["metadata"]["specdec"]["metadata"]}
     check_one_environment(artifacts)
-    design_replay()  # fail here, before any figure, when the Benchmark's replay table is missing
     return artifacts
 
 
@@ -241,6 +240,7 @@ def write_site_files(data_dir: Path, out: Path, docs: Path | None = None) -> lis
     import plotly
 
     artifacts = load_artifacts(data_dir)
+    design = design_replay()  # read once, before any figure: a missing one stops the build here
     docs = docs.resolve() if docs else out.resolve().parent
     inputs = [data_dir / f"{s}.json" for s in STAGES] + [executed_notebook(data_dir), DESIGN_REPLAY]  # values quote them
     sources = {os.path.relpath(path.resolve(), docs): sha256_file(path) for path in inputs}
@@ -250,8 +250,8 @@ def write_site_files(data_dir: Path, out: Path, docs: Path | None = None) -> lis
         fig = readable_hovers(json.loads(builder(artifacts).to_json()))
         fig["layout"].pop("template", None)  # the site themes figures itself (light/dark)
         files[name] = {**common, "title": fig["layout"]["title"]["text"], "figure": fig}
-    files["values"] = {**common, "values": compute_values(artifacts)}
-    files["tables"] = {**common, "tables": {**audit_tables(artifacts), **replay_tables(artifacts)}}
+    files["values"] = {**common, "values": compute_values(artifacts, design)}
+    files["tables"] = {**common, "tables": {**audit_tables(artifacts), **replay_tables(design)}}
     files["visualizer"] = {**common, "runs": visualizer_runs(artifacts), "palette": PALETTE, "layout": CHART_LAYOUT}
     files["playground"] = {**common, **playground_data(artifacts, files["values"]["values"])}
     for name, data in files.items():

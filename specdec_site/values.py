@@ -18,6 +18,7 @@ from .context import FLOAT_LABELS
 from .figures import pick, predicted_from_tpp
 from .meta import ROOT
 from .policies_stage import HF_VARIANTS, VARIANTS, summarize
+from .public_prompts import SOURCES
 
 
 def fmt(x, digits: int = 2) -> str:
@@ -813,10 +814,10 @@ def design_replay() -> dict:
     return json.loads(DESIGN_REPLAY.read_text())
 
 
-def replay_tables(artifacts: dict) -> dict:
-    """The Benchmark's replay table: every policy the design tool replays, per domain its speedup over target-only
-    (one verify pass per token, no prefill) and ÷ oracle, medians over the design prompts; then the two bounds."""
-    design = design_replay()
+def replay_tables(design: dict) -> dict:
+    """The Benchmark's replay table from the design replay (design_replay): every policy the design tool replays, per
+    domain its speedup over target-only (one verify pass per token, no prefill) and ÷ oracle, medians over the design
+    prompts; then the two bounds."""
     domains = list(design["prompts"])
     rows = [[f"`{name}`" if name in ("fixed", "confidence", "heuristic", "adaptive") else name,
              *(f"{fmt(r[d]['speedup'])}× · {fmt(r[d]['over_oracle'])}" for d in domains)]
@@ -850,11 +851,12 @@ def audit_tables(artifacts: dict) -> dict:
 
 # The prompt sets a value can be measured over, and how a page names each (a regular expression over the page's
 # Markdown): a sentence or table that quotes values of two sets must name both (tests/test_build_data.py).
+_DOMAIN = "(" + "|".join(SOURCES) + ")"  # the public prompt sets' names in a value's name: (code|prose|dialogue)
 PROMPT_SETS = {
     "matrix": ("the first public prompts of each domain: the policy matrix and the fixed-k sweep",
-               r"matrix|sweep|\[\[val:(sweep_reps_greedy|pol_sweep_prompts|pol_(code|prose|dialogue)_matrix_prompts)\]\]"),
+               r"matrix|sweep|\[\[val:(sweep_reps_greedy|pol_sweep_prompts|pol_" + _DOMAIN + r"_matrix_prompts)\]\]"),
     "core": ("the core set: the policies stage's prompts for the core variants",
-             r"core set|\[\[val:pol_(code|prose|dialogue)_prompts\]\]"),
+             r"core set|\[\[val:pol_" + _DOMAIN + r"_prompts\]\]"),
     "traces": ("the Step Visualizer's recorded runs", r"Step Visualizer|traces"),
     "design": ("the adaptive policy's design prompts (scripts/simulate_policies.py replay)", r"design prompts|replay"),
 }
@@ -863,9 +865,9 @@ PROMPT_SETS = {
 def prompt_set(name: str) -> str | None:
     """The prompt set value `name` is measured over (PROMPT_SETS), or None for a value that is no measurement over
     prompts (a setting, a version, a count of the prompts themselves)."""
-    if name.startswith("polm_") or re.match(r"(code|prose|dialogue)_(greedy|sampled)_", name):
+    if name.startswith("polm_") or re.match(_DOMAIN + r"_(greedy|sampled)_", name):
         return "matrix"
-    if re.fullmatch(r"pol_(code|prose|dialogue)_\w+_(median|ci|over_\w+)", name):
+    if re.fullmatch(r"pol_" + _DOMAIN + r"_\w+_(median|ci|over_\w+)", name):
         return "core"
     if name.startswith("trace_"):
         return "traces"
@@ -884,13 +886,14 @@ class _Artifacts(dict):
 NOT_RUN = "— (not run in this build)"  # a value of a variant that the artifacts' run did not make
 
 
-def compute_values(artifacts: dict) -> dict:
+def compute_values(artifacts: dict, design: dict) -> dict:
+    """Every value a page quotes, from the artifacts and the design replay (design_replay)."""
     a = _Artifacts(artifacts)
     # The same function and seed as the stage's own summaries, over the matrix's rows: each row of the matrix
     # table then covers the same prompts.
     seed = a["policies"]["metadata"]["seed"]
     a.matrix_summaries = {domain: summarize(_matrix_rows(a, domain), seed) for domain in a["policies"]["domains"]}
-    a.design = design_replay()
+    a.design = design
     return {name: value_or_not_run(fn, a) for name, fn in VALUES.items()}
 
 
