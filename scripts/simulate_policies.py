@@ -689,12 +689,13 @@ def probe(args) -> None:
     data = load_chains(args.chains)
     prompts = design_prompts(data)  # before any model loads
     ctx = make_context(parse_args(["--device", "cpu"]))
+    tokens = {p["id"]: len(p["chains"]) for p in data["prompts"]}  # the continuation's length the chains were recorded at
     records = []
     for domain, prompt in prompts:
         ids = encode(ctx.target.tokenizer, prompt, ctx.device)
-        record = record_probe(ctx.target.model, ctx.default_draft, ids, data["tokens"], ctx.vocab_size)
+        record = record_probe(ctx.target.model, ctx.default_draft, ids, tokens[prompt["id"]], ctx.vocab_size)
         records.append({"domain": domain, "id": prompt["id"], **record})
-        print(f"{prompt['id']}: the draft's first token agrees at {sum(record['agree'])} of {data['tokens']}", flush=True)
+        print(f"{prompt['id']}: the draft's first token agrees at {sum(record['agree'])} of {len(record['agree'])}", flush=True)
     table = probe_table(records)
     print(f"{'predictor (leave one prompt out)':<62}" + "".join(f"{d + ' log-loss · AUC':>28}" for d in table[next(iter(table))]))
     for name, row in table.items():
@@ -703,7 +704,7 @@ def probe(args) -> None:
         "command": "python scripts/simulate_policies.py probe " + " ".join(args.argv),
         "recorded": {"target": ctx.target.name, "draft": f"{ctx.draft.name} ({ctx.default_draft_name})",
                      "device": str(ctx.device), "dtype": str(ctx.dtype).replace("torch.", ""), "greedy": True,
-                     "new_tokens": data["tokens"], "hidden_size": int(records[0]["hidden"].shape[1]),
+                     "new_tokens": sorted(set(tokens.values())), "hidden_size": int(records[0]["hidden"].shape[1]),
                      "torch": torch.__version__, "transformers": transformers.__version__,
                      "python": platform.python_version(), "date": datetime.date.today().isoformat(),
                      "git": git_state()},
