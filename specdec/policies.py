@@ -105,6 +105,38 @@ class HeuristicPolicy(DraftPolicy):
         self.current = max(1, min(self.k, self.current + 2 if all_accepted else self.current - 1))
 
 
+@dataclass(frozen=True)
+class _Prior:
+    """What an adaptive run believes before it has seen a step (in verify passes where a cost)."""
+
+    acceptance: list[float] | None  # P(accept) per confidence bin; None: flat (each bin at its centre)
+    strength: float  # pseudo-observations per bin that the acceptance counts as
+    draft_cost: float  # seconds of one draft token / seconds of one verify pass, until measured
+    verify_slope: float  # extra verify seconds per drafted token / seconds of one verify pass, until measured
+    rate: float  # tokens per verify pass, the run's rate before its own steps (eq. 12)
+    rate_weight: float  # steps of the run that the prior rate counts as
+
+
+def shipped_prior() -> _Prior:
+    """specdec.prior's values, read when a policy is made (the design tool swaps them to replay a refit)."""
+    return _Prior(shipped.ACCEPTANCE, shipped.STRENGTH, shipped.DRAFT_COST, shipped.VERIFY_SLOPE, shipped.RATE,
+                  shipped.RATE_WEIGHT)
+
+
+# The flat start (AdaptivePolicy(prior=False)), the policy before its prior was fitted: no acceptance curve, a draft
+# token a quarter of a verify pass, and one token per pass.
+FLAT_PRIOR = _Prior(acceptance=None, strength=1.0, draft_cost=0.25, verify_slope=0.05, rate=1.0, rate_weight=2)
+
+
+@dataclass
+class _Tally:
+    """One proposer's part of the run so far, for its rate (eq. 12)."""
+
+    emitted: float = 0.0  # tokens its steps emitted
+    steps: int = 0  # its steps
+    drafted: int = 0  # tokens it drafted
+
+
 @dataclass
 class _Calibration:
     """P(accept | confidence bin) as counts: a prior's pseudo-observations plus the run's own drafts."""
@@ -119,8 +151,10 @@ class _Calibration:
         self.accepted = [(b + 0.5) / self.bins for b in range(self.bins)]
 
     @classmethod
-    def informed(cls, acceptance: list[float], strength: float) -> _Calibration:
-        """Start from a prior: `strength` pseudo-observations per bin, accepted at the prior's rate."""
+    def informed(cls, acceptance: list[float] | None, strength: float) -> _Calibration:
+        """Start from a prior: `strength` pseudo-observations per bin, accepted at the prior's rate (None: flat)."""
+        if acceptance is None:
+            return cls()
         calibration = cls(bins=len(acceptance))
         calibration.tried = [float(strength)] * len(acceptance)
         calibration.accepted = [strength * a for a in acceptance]
@@ -142,10 +176,10 @@ class _Calibration:
 class _Costs:
     """Running wall-time costs of one proposer: seconds per draft token, and the verify pass as a + b k."""
 
-    def __init__(self, draft_cost: float | None, verify_slope: float | None, prior: tuple[float, float] = (0.25, 0.05)):
+    def __init__(self, draft_cost: float | None, verify_slope: float | None, prior: _Prior):
         self.pinned = draft_cost is not None
-        self.draft = draft_cost if draft_cost is not None else prior[0]  # in verify passes, until measured
-        self.slope = verify_slope if verify_slope is not None else prior[1]
+        self.draft = draft_cost if draft_cost is not None else prior.draft_cost  # in verify passes, until measured
+        self.slope = verify_slope if verify_slope is not None else prior.verify_slope
         self.fixed_slope = verify_slope is not None
         self.n = 0
         self.sums = [0.0] * 6  # drafted, draft seconds, sum k, sum k^2, sum v, sum k v
@@ -195,26 +229,23 @@ class AdaptivePolicy(DraftPolicy):
         self.needs_timing = draft_cost is None or verify_slope is None
         self._pins = (draft_cost, verify_slope)
         self.prior = prior
+        self.start = shipped_prior() if prior else FLAT_PRIOR
         self.costs: dict[str, _Costs] = {}
         self.accept: dict[str, _Calibration] = {}  # P(token accepted | reached, its confidence)
         self.survival = 1.0  # pi_i: estimated P(all drafts so far accepted), eq. (10)
-        # the run so far, for its rate (eq. 12): tokens emitted, steps, tokens drafted, per proposer
-        self.emitted: dict[str, float] = {}
-        self.steps: dict[str, int] = {}
-        self.drafted: dict[str, int] = {}
+        self.tally: dict[str, _Tally] = {}  # the run so far, per proposer, for its rate (eq. 12)
 
     def _calibration(self, source: str) -> _Calibration:
         if source not in self.accept:
-            informed = self.prior and source == "model"  # the prior is the draft model's; n-gram proposals start flat
-            self.accept[source] = (_Calibration.informed(shipped.ACCEPTANCE, shipped.STRENGTH) if informed
-                                   else _Calibration())
+            # the prior's acceptance is the draft model's; n-gram proposals start flat
+            acceptance = self.start.acceptance if source == "model" else None
+            self.accept[source] = _Calibration.informed(acceptance, self.start.strength)
         return self.accept[source]
 
     def _costs(self, source: str) -> _Costs:
         if source not in self.costs:
             pinned = self._pins[0] if self._pins[0] is not None else (0.0 if source == "ngram" else None)
-            prior = (shipped.DRAFT_COST, shipped.VERIFY_SLOPE) if self.prior else (0.25, 0.05)
-            self.costs[source] = _Costs(pinned, self._pins[1], prior)
+            self.costs[source] = _Costs(pinned, self._pins[1], self.start)
         return self.costs[source]
 
     def budget(self) -> int:
@@ -228,8 +259,9 @@ class AdaptivePolicy(DraftPolicy):
         self.survival *= a
         per_token, intercept, slope = self._costs(source).current()
         # Eq. (12): the run's tokens per unit cost, its steps costed on the current cost model.
-        rate = run_rate(shipped.RATE if self.prior else 1.0, shipped.RATE_WEIGHT, self.emitted.get(source, 0.0),
-                        self.steps.get(source, 0), self.drafted.get(source, 0), intercept, per_token + slope)
+        run = self.tally.get(source, _Tally())
+        rate = run_rate(self.start.rate, self.start.rate_weight, run.emitted, run.steps, run.drafted, intercept,
+                        per_token + slope)
         # Eq. (11): one more draft pays per_token + slope and adds survival * a expected tokens.
         return worth_drafting(self.survival * a, rate, per_token + slope)
 
@@ -240,10 +272,10 @@ class AdaptivePolicy(DraftPolicy):
                 break  # never evaluated: the step stopped at the first rejection
             calibration.add(confidence, i < outcome.n_accepted)
         self._costs(outcome.source).add(outcome)
-        source = outcome.source
-        self.emitted[source] = self.emitted.get(source, 0.0) + outcome.n_accepted + 1
-        self.steps[source] = self.steps.get(source, 0) + 1
-        self.drafted[source] = self.drafted.get(source, 0) + outcome.n_drafted
+        run = self.tally.setdefault(outcome.source, _Tally())
+        run.emitted += outcome.n_accepted + 1
+        run.steps += 1
+        run.drafted += outcome.n_drafted
 
 
 _BY_NAME = {"fixed": FixedPolicy, "confidence": ConfidencePolicy, "heuristic": HeuristicPolicy,

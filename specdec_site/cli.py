@@ -15,7 +15,7 @@ from specdec.fileio import sha256_file, write_json_atomic
 from .config import build_config
 from .context import BuildContext, BuildError
 from .freshness import RecordedConfig, code_hash, stage_code_hash, stage_settings
-from .meta import ROOT, SCHEMA_VERSION, MemorySampler, command_line, config_hash, git_state, metadata
+from .meta import ROOT, SCHEMA_VERSION, MemorySampler, command_line, config_hash, entry_point, git_state, metadata
 from .prompts import PromptError, user_prompts
 from .stages import STAGES
 
@@ -36,15 +36,8 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def default_prog() -> str:
-    """How the build was started, for usage and errors: its script or the package."""
-    import sys
-
-    return "python -m specdec_site" if sys.argv[0].endswith("__main__.py") else "python scripts/build_data.py"
-
-
 def parse_args(argv=None, prog: str | None = None) -> argparse.Namespace:
-    parser = OneLineParser(prog=prog or default_prog(), epilog=EXAMPLES,
+    parser = OneLineParser(prog=prog or entry_point(), epilog=EXAMPLES,
                            formatter_class=argparse.RawDescriptionHelpFormatter,
                            description="Regenerate the site's data by running the decoder on a real model pair. "
                                        "Only stale stages run (each artifact records the code and settings that "
@@ -317,7 +310,7 @@ def entry(argv=None, prog: str | None = None) -> int:
         if argv[:1] == ["trace"]:
             from .trace_command import main as trace_main
 
-            return trace_main(argv[1:], prog or default_prog())
+            return trace_main(argv[1:], prog or entry_point())
         return main(argv, prog)
     except BuildError as err:
         print(f"error: {err}", file=sys.stderr)

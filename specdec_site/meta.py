@@ -62,11 +62,16 @@ def device_name(device) -> str:
     return platform.processor() or "cpu"
 
 
+def entry_point() -> str:
+    """How the running build was started, as a user would type it: `python -m specdec_site` for the package's entry
+    (its argv[0] is the file specdec_site/__main__.py), `python scripts/build_data.py` for the script."""
+    entry = "-m specdec_site" if sys.argv[0].endswith("__main__.py") else shlex.quote(os.path.relpath(sys.argv[0], ROOT))
+    return f"python {entry}"
+
+
 def command_line() -> str:
-    """The command that is running, as a user would type it again: `python -m specdec_site ...` for the package's
-    entry (its argv[0] is the file specdec_site/__main__.py), `python scripts/build_data.py ...` for the script."""
-    entry = ("-m", "specdec_site") if sys.argv[0].endswith("__main__.py") else (os.path.relpath(sys.argv[0], ROOT),)
-    return "python " + " ".join(shlex.quote(a) for a in [*entry, *sys.argv[1:]])
+    """The command that is running, as a user would type it again: its entry point and its arguments."""
+    return " ".join([entry_point(), *(shlex.quote(a) for a in sys.argv[1:])])
 
 
 def metadata(ctx, stage: str, config: dict, with_models: bool, on_build_device: bool = True) -> dict:
