@@ -20,7 +20,7 @@ from specdec.fileio import sha256_file, write_json_atomic
 from . import contract
 from .figures import CHART_LAYOUT, FIGURES, PALETTE, label, pick
 from .notebook_stage import notebook_path
-from .values import DESIGN_REPLAY, audit_tables, compute_values, design_replay, replay_tables
+from .values import DESIGN_PROBE, DESIGN_REPLAY, audit_tables, compute_values, design_replay, replay_tables
 
 ROOT = Path(__file__).resolve().parents[1]
 STAGES = contract.ARTIFACTS
@@ -242,7 +242,7 @@ def write_site_files(data_dir: Path, out: Path, docs: Path | None = None) -> lis
     artifacts = load_artifacts(data_dir)
     design = design_replay()  # read once, before any figure: a missing one stops the build here
     docs = docs.resolve() if docs else out.resolve().parent
-    inputs = [data_dir / f"{s}.json" for s in STAGES] + [executed_notebook(data_dir), DESIGN_REPLAY]  # values quote them
+    inputs = [data_dir / f"{s}.json" for s in STAGES] + [executed_notebook(data_dir), DESIGN_REPLAY, DESIGN_PROBE]  # values quote them
     sources = {os.path.relpath(path.resolve(), docs): sha256_file(path) for path in inputs}
     common = {"sources": sources, "plotly_version": plotly.__version__}
     files = {}

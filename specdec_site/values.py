@@ -778,6 +778,13 @@ VALUES: dict[str, Callable] = {
     "replay_code_cap": lambda a: fmt(a.design["bounds"]["code"]["cap"]),
     "replay_prose_cap": lambda a: fmt(a.design["bounds"]["prose"]["cap"]),
     "replay_dialogue_cap": lambda a: fmt(a.design["bounds"]["dialogue"]["cap"]),
+    "replay_probe_positions": lambda a: _probe_row(a.design, False)["positions"],
+    "replay_probe_hidden_size": lambda a: a.design["probe"]["recorded"]["hidden_size"],
+    "replay_probe_confidence_log_loss": lambda a: fmt(_probe_row(a.design, False)["log_loss"], 3),
+    "replay_probe_confidence_auc": lambda a: fmt(_probe_row(a.design, False)["auc"], 3),
+    "replay_probe_hidden_log_loss": lambda a: "–".join(
+        fmt(f(r["log_loss"] for r in _probe_row(a.design, True).values()), 3) for f in (min, max)),
+    "replay_probe_verdict": lambda a: _probe_verdict(a.design),
     "exact_vocab": lambda a: a["exactness"]["setup"]["vocab"],
     "exact_new_tokens": lambda a: a["exactness"]["setup"]["new_tokens"],
     "exact_k": lambda a: a["exactness"]["setup"]["k"],
@@ -805,13 +812,46 @@ def _audit_detectable(a) -> str:
 # The design tool's replay of the length policies on the prior's design chains: no model and no timing, so one file
 # serves every device's copy of the site (`scripts/simulate_policies.py replay ... --signals --json`).
 DESIGN_REPLAY = ROOT / "docs" / "data" / "design-replay.json"
+# The design tool's probe (`simulate_policies.py probe`): a linear head on the draft's hidden state against its confidence
+# as a predictor of acceptance, on the same design prompts. It needs the real pair (CPU), and is not rebuilt with the data.
+DESIGN_PROBE = ROOT / "docs" / "data" / "design-probe.json"
 
 
 def design_replay() -> dict:
-    if not DESIGN_REPLAY.is_file():
-        raise SystemExit(f"error: {DESIGN_REPLAY} is missing: run `python scripts/simulate_policies.py replay "
-                         f"scripts/design_chains.json.gz --signals --json {os.path.relpath(DESIGN_REPLAY, ROOT)}`")
-    return json.loads(DESIGN_REPLAY.read_text())
+    """The design replay, with the probe's table under "probe"."""
+    makes = {DESIGN_REPLAY: "replay scripts/design_chains.json.gz --signals --json",
+             DESIGN_PROBE: "probe scripts/design_chains.json.gz --json"}
+    for path, command in makes.items():
+        if not path.is_file():
+            raise SystemExit(f"error: {path} is missing: run `python scripts/simulate_policies.py {command} "
+                             f"{os.path.relpath(path, ROOT)}`")
+    return {**json.loads(DESIGN_REPLAY.read_text()), "probe": json.loads(DESIGN_PROBE.read_text())}
+
+
+def _probe_row(design: dict, hidden: bool) -> dict:
+    """The probe's rows over all its positions: the logistic on the confidence, or (hidden) each hidden-state row."""
+    rows = {name: row["all"] for name, row in design["probe"]["predictors"].items()}
+    return {n: r for n, r in rows.items() if "hidden" in n} if hidden else rows["logistic on the confidence"]
+
+
+def _probe_verdict(design: dict) -> str:
+    """What the probe found, in words: whether any ridge strength's head beat the confidence's logistic on log-loss over
+    all the positions, and by how much (below PROBE_SMALL: next to nothing)."""
+    base = _probe_row(design, False)["log_loss"]
+    heads = _probe_row(design, True)
+    best = min(r["log_loss"] for r in heads.values())
+    if best >= base:
+        return (f"none of the {len(heads)} ridge strengths scores a lower log-loss than the confidence alone. With this "
+                f"much data, a head on the hidden state learns nothing that the confidence does not already say")
+    gain = 100 * (1 - best / base)
+    said = (f"the best of the {len(heads)} ridge strengths, picked after the fact, scores a log-loss {fmt(gain, 1)}% "
+            f"lower than the confidence alone")
+    if gain < PROBE_SMALL:
+        return f"{said}. With this much data, a head on the hidden state learns next to nothing that the confidence does not already say"
+    return f"{said}. The hidden state carries a signal that the confidence lacks; the policy does not use it yet"
+
+
+PROBE_SMALL = 2.0  # % lower log-loss under which the probe's best head counts as next to no gain
 
 
 def replay_tables(design: dict) -> dict:
@@ -826,8 +866,16 @@ def replay_tables(design: dict) -> dict:
                  *(f"· {fmt(design['bounds'][d]['hindsight'])}" for d in domains)])
     rows.append(["the accepted run plus the rejected draft (no causal rule does better)",
                  *(f"· {fmt(design['bounds'][d]['cap'])}" for d in domains)])
+    probe = design["probe"]
+    probe_sets = [*probe["prompts"], "all"]
+    probe_rows = [[name, *(f"{fmt(row[d]['log_loss'], 3)} · {fmt(row[d]['auc'], 3)}" for d in probe_sets)]
+                  for name, row in probe["predictors"].items()]
+    first = probe["predictors"][next(iter(probe["predictors"]))]
     return {"replay": {"columns": ["policy", *(f"{d} ({len(design['prompts'][d])}): speedup · ÷ oracle" for d in domains)],
-                       "rows": rows}}
+                       "rows": rows},
+            "probe": {"columns": ["predictor of the first draft token's acceptance",
+                                  *(f"{d} ({first[d]['positions']} positions): log-loss · AUC" for d in probe_sets)],
+                      "rows": probe_rows}}
 
 
 def audit_tables(artifacts: dict) -> dict:

@@ -169,3 +169,63 @@ def test_the_committed_replay_table_is_what_the_tool_prints_now(tmp_path):
     fresh = json.loads(out.read_text())
     assert fresh == {**committed, "chains": fresh["chains"], "command": fresh["command"]}
     assert committed["chains"] == ["scripts/design_chains.json.gz"]
+
+
+def test_the_probe_records_what_the_chains_record_of_a_steps_first_draft(pair):
+    """probe's agreement and confidence at each position are those of the chain's first draft token there (collect):
+    the same draft fed the same prefix, so a head is scored on the events the policy faces at a step's first draft."""
+    target, draft = pair
+    ids = torch.tensor([1, 5, 2, 7])
+    record = sim.record_probe(target, draft, ids, N_NEW)
+    chains = sim.record_chains(target, draft, ids, N_NEW, K)
+    assert record["agree"] == [c["accepted"] > 0 for c in chains]
+    assert [round(c, 5) for c in record["confidences"]] == [c["confidences"][0] for c in chains]
+    assert record["hidden"].shape == (N_NEW, target.config.hidden_size)
+    assert 0 < sum(record["agree"]) < N_NEW  # both kinds of position: the scores below can tell predictors apart
+
+
+def _probe_records(planted: bool, seed: int = 0) -> list[dict]:
+    """Synthetic probe records: acceptance follows the confidence, and (planted) one hidden coordinate too."""
+    g = torch.Generator().manual_seed(seed)
+    records = []
+    for i in range(8):
+        confidence = torch.rand(60, generator=g) * 0.9 + 0.05
+        hidden = torch.randn(60, 16, generator=g)
+        logit = 3 * (confidence - 0.5) + (2.5 * hidden[:, 0] if planted else 0)
+        agree = (torch.rand(60, generator=g) < torch.sigmoid(logit)).tolist()
+        records.append({"domain": ("code", "prose")[i % 2], "id": f"p{i}", "hidden": hidden,
+                        "confidences": confidence.tolist(), "agree": agree})
+    return records
+
+
+def test_the_probe_finds_a_signal_that_the_confidence_lacks_and_no_gain_in_noise():
+    """Power: where one hidden coordinate moves acceptance, every weakly held head beats the confidence alone by a
+    wide margin (leave one prompt out). And where the hidden state is noise, no head scores much better than the
+    confidence: the probe's table cannot show a gain that is not there."""
+    planted = sim.probe_table(_probe_records(True))
+    base = planted["logistic on the confidence"]["all"]
+    for ridge in (0.01, 0.1):
+        head = planted[f"logistic on the hidden state and the confidence, ridge {ridge:g}"]["all"]
+        assert head["log_loss"] < 0.8 * base["log_loss"] and head["auc"] > base["auc"] + 0.15
+    noise = sim.probe_table(_probe_records(False))
+    base = noise["logistic on the confidence"]["all"]["log_loss"]
+    assert min(r["all"]["log_loss"] for n, r in noise.items() if "hidden" in n) > 0.995 * base
+    assert set(noise[next(iter(noise))]) == {"code", "prose", "all"}
+    assert noise[next(iter(noise))]["all"]["positions"] == 8 * 60
+
+
+def test_the_probe_table_on_the_site_is_the_committed_probe_file():
+    """The Benchmark's probe table and values come from docs/data/design-probe.json, made by the probe on the same
+    design prompts as the chains file (its metadata names the models and the commit)."""
+    from specdec_site import values
+
+    probe = json.loads((ROOT / "docs" / "data" / "design-probe.json").read_text())
+    chains = sim.load_chains([ROOT / "scripts" / "design_chains.json.gz"])
+    assert probe["prompts"] == {d: [p["id"] for p in chains["prompts"] if p["domain"] == d]
+                                for d in dict.fromkeys(p["domain"] for p in chains["prompts"])}
+    assert probe["command"].startswith("python scripts/simulate_policies.py probe scripts/design_chains.json.gz")
+    assert probe["recorded"]["git"]["commit"] and probe["recorded"]["target"] and probe["recorded"]["draft"]
+    table = values.replay_tables(values.design_replay())["probe"]
+    assert [row[0] for row in table["rows"]] == list(probe["predictors"])
+    total = probe["predictors"]["logistic on the confidence"]["all"]["positions"]
+    assert total == sum(len(p["chains"]) for p in chains["prompts"])
