@@ -636,13 +636,17 @@ def test_in_both_schemes_every_trace_colour_and_link_reaches_wcag_aa():
     assert contrast("#3f51b5", slate) < 3  # the indigo it replaces fails: the test can tell
 
 
-def test_the_site_build_fails_loudly_without_the_replay_table(monkeypatch, tmp_path):
-    """The Benchmark's replay table comes from docs/data/design-replay.json (scripts/simulate_policies.py replay
-    --json): without it the figure build stops before writing anything, and says how to make it."""
+@pytest.mark.parametrize("name,command", [
+    ("DESIGN_REPLAY", "simulate_policies.py replay scripts/design_chains.json.gz --signals --json"),
+    ("DESIGN_PROBE", "simulate_policies.py probe scripts/design_chains.json.gz --json")])
+def test_the_site_build_fails_loudly_without_the_replay_or_probe_table(monkeypatch, tmp_path, name, command):
+    """The Benchmark's replay and probe tables come from docs/data/design-replay.json and design-probe.json
+    (scripts/simulate_policies.py replay / probe --json): without either, the figure build stops before writing
+    anything, and says how to make it."""
     import specdec_site.site_files as site_files
     import specdec_site.values as values
 
-    monkeypatch.setattr(values, "DESIGN_REPLAY", tmp_path / "design-replay.json")
-    with pytest.raises(SystemExit, match="simulate_policies.py replay scripts/design_chains.json.gz --signals --json"):
+    monkeypatch.setattr(values, name, tmp_path / "missing.json")
+    with pytest.raises(SystemExit, match=command):
         site_files.write_site_files(ROOT / "docs" / "data" / "cpu", tmp_path / "figures")
     assert not (tmp_path / "figures").exists()
