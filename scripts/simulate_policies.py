@@ -232,7 +232,7 @@ def hindsight_policy(calibration, k: int, tau: float):
 TAUS = tuple(t / 20 for t in range(1, 20))  # the survival thresholds the hindsight bound tries
 
 
-def hindsight_bound(prompts: list[dict], oracles: list[float], cost: Costs, k: int) -> tuple[float, float]:
+def hindsight_threshold(prompts: list[dict], oracles: list[float], cost: Costs, k: int) -> tuple[float, float]:
     """(median over prompts of oracle / seconds, tau) of the best survival threshold, both the calibration and
     tau chosen on the prompts it is scored on: a reference for stop rules that see only the draft's confidence, not
     a bound on them (a rule that also weighs the costs and the run's rate, as the adaptive policy does, can do
@@ -389,7 +389,7 @@ def replay(args) -> None:
     if not 1 <= k <= data["k"]:
         sys.exit(f"--k {k}: the chains in {', '.join(args.chains)} were recorded with up to {data['k']} drafts "
                  f"(collect --k {k} records longer ones)")
-    table, bounds, versus = {}, {}, {}
+    table, references, versus = {}, {}, {}
     for domain in sorted({p["domain"] for p in data["prompts"]}):
         cost = domain_costs(data, domain, per_k=args.verify_cost == "per-k")
         ks = ", ".join(f"{k}: {v:.3f}" for k, v in cost.per_k.items()) or "none"
@@ -408,7 +408,7 @@ def replay(args) -> None:
         versus[domain] = statistics.median(old / new for old, new in
                                            zip(runs["adaptive before issue 37"], runs["adaptive"]))
         cap = statistics.median(oracle / oracle_plus_one(p["chains"], cost, k) for p, oracle in zip(prompts, oracles))
-        bounds[domain] = (*hindsight_bound(prompts, oracles, cost, k), cap)
+        references[domain] = (*hindsight_threshold(prompts, oracles, cost, k), cap)
     domains = sorted({d for row in table.values() for d in row})
     counts = {d: sum(p["domain"] == d for p in data["prompts"]) for d in domains}
     print(f"\nmedians over the design prompts ({', '.join(f'{d} {n}' for d, n in counts.items())})")
@@ -418,8 +418,8 @@ def replay(args) -> None:
     print("\nadaptive (shipped prior) over the rule before issue 37, per prompt, median: " +
           ", ".join(f"{d} {v:.3f}" for d, v in versus.items()))
     print("\n/oracle reference points (medians over the same prompts):")
-    for d, (bound, tau, cap) in bounds.items():
-        print(f"  {d}: survival threshold fitted in hindsight {bound:.3f} (survival >= {tau:.2f}, calibration and tau "
+    for d, (hindsight, tau, cap) in references.items():
+        print(f"  {d}: survival threshold fitted in hindsight {hindsight:.3f} (survival >= {tau:.2f}, calibration and tau "
               f"fitted on these prompts); drafting the accepted run plus the rejected token (structural cap) {cap:.3f}")
     if args.json:
         from specdec.fileio import write_json_atomic
@@ -433,8 +433,8 @@ def replay(args) -> None:
             "policies": {name: {d: {"speedup": round(v[0], 4), "over_oracle": round(v[1], 4)} for d, v in row.items()}
                          for name, row in table.items()},
             "adaptive_over_previous": {d: round(v, 4) for d, v in versus.items()},
-            "bounds": {d: {"hindsight": round(b, 4), "hindsight_tau": tau, "cap": round(cap, 4)}
-                       for d, (b, tau, cap) in bounds.items()}})
+            "references": {d: {"hindsight": round(h, 4), "hindsight_tau": tau, "cap": round(cap, 4)}
+                           for d, (h, tau, cap) in references.items()}})
 
 
 # ---------------------------------------------------------------- fit the shipped prior (no model)

@@ -775,9 +775,9 @@ VALUES: dict[str, Callable] = {
     "replay_code_adaptive_over_previous": lambda a: fmt(a.design["adaptive_over_previous"]["code"]),
     "replay_prose_adaptive_over_previous": lambda a: fmt(a.design["adaptive_over_previous"]["prose"]),
     "replay_dialogue_adaptive_over_previous": lambda a: fmt(a.design["adaptive_over_previous"]["dialogue"]),
-    "replay_code_cap": lambda a: fmt(a.design["bounds"]["code"]["cap"]),
-    "replay_prose_cap": lambda a: fmt(a.design["bounds"]["prose"]["cap"]),
-    "replay_dialogue_cap": lambda a: fmt(a.design["bounds"]["dialogue"]["cap"]),
+    "replay_code_cap": lambda a: fmt(a.design["references"]["code"]["cap"]),
+    "replay_prose_cap": lambda a: fmt(a.design["references"]["prose"]["cap"]),
+    "replay_dialogue_cap": lambda a: fmt(a.design["references"]["dialogue"]["cap"]),
     "replay_probe_positions": lambda a: _probe_row(a.design, False)["positions"],
     "replay_probe_hidden_size": lambda a: a.design["probe"]["recorded"]["hidden_size"],
     "replay_probe_confidence_log_loss": lambda a: fmt(_probe_row(a.design, False)["log_loss"], 3),
@@ -857,15 +857,15 @@ PROBE_SMALL = 2.0  # % lower log-loss under which the probe's best head counts a
 def replay_tables(design: dict) -> dict:
     """The Benchmark's replay table from the design replay (design_replay): every policy the design tool replays, per
     domain its speedup over target-only (one verify pass per token, no prefill) and ÷ oracle, medians over the design
-    prompts; then the two bounds."""
+    prompts; then the two reference points."""
     domains = list(design["prompts"])
     rows = [[f"`{name}`" if name in ("fixed", "confidence", "heuristic", "adaptive") else name,
              *(f"{fmt(r[d]['speedup'])}× · {fmt(r[d]['over_oracle'])}" for d in domains)]
             for name, r in design["policies"].items()]
     rows.append(["a survival threshold on the confidence, calibration and threshold fitted in hindsight on these prompts",
-                 *(f"· {fmt(design['bounds'][d]['hindsight'])}" for d in domains)])
+                 *(f"· {fmt(design['references'][d]['hindsight'])}" for d in domains)])
     rows.append(["the accepted run plus the rejected draft (only a rule that foresees rejections does better)",
-                 *(f"· {fmt(design['bounds'][d]['cap'])}" for d in domains)])
+                 *(f"· {fmt(design['references'][d]['cap'])}" for d in domains)])
     probe = design["probe"]
     probe_sets = [*probe["prompts"], "all"]
     probe_rows = [[name, *(f"{fmt(row[d]['log_loss'], 3)} · {fmt(row[d]['auc'], 3)}" for d in probe_sets)]

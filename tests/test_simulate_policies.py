@@ -105,16 +105,16 @@ def test_costs_take_each_k_s_median_over_the_committed_steps_after_the_first():
     assert sim.costs("code", per_k=False, data=data).per_k == {}
 
 
-def test_hindsight_bound_is_a_replayable_rule_below_the_oracle(pair):
+def test_hindsight_threshold_is_a_replayable_rule_below_the_oracle(pair):
     target, draft = pair
     prompts = [{"chains": sim.record_chains(target, draft, torch.tensor(ids), N_NEW, K)} for ids in ([3, 3, 4], [1, 5, 2])]
     cost = sim.Costs(0.15, 1.0, 0.03)
-    bound, tau = sim.hindsight_bound(prompts, [sim.oracle_one(p["chains"], cost) for p in prompts], cost, K)
-    assert tau in sim.TAUS and 0 < bound <= 1 + 1e-9
+    hindsight, tau = sim.hindsight_threshold(prompts, [sim.oracle_one(p["chains"], cost) for p in prompts], cost, K)
+    assert tau in sim.TAUS and 0 < hindsight <= 1 + 1e-9
     calibration = sim.hindsight_calibration(prompts)
     ratios = [sim.oracle_one(p["chains"], cost) / sim.replay_one(p["chains"], sim.hindsight_policy(calibration, K, tau),
                                                                  cost)[0] for p in prompts]
-    assert bound == pytest.approx(sorted(ratios)[0] / 2 + sorted(ratios)[1] / 2)  # the median of the two prompts
+    assert hindsight == pytest.approx(sorted(ratios)[0] / 2 + sorted(ratios)[1] / 2)  # the median of the two prompts
 
 
 def test_replay_refuses_a_cap_beyond_the_recorded_chains(tmp_path):
