@@ -309,11 +309,11 @@ def run_row(name: str, n: int, seed: int, setup: AuditSetup = AuditSetup()) -> d
     reproducer of a row: `python -m specdec_site.audit ROW --n N --seed SEED`."""
     import warnings
 
+    from .exact import one_thread
     from .mutants import naive_rule
 
-    torch.set_num_threads(1)
     row = {r.name: r for r in audit_rows()}[name]
-    with warnings.catch_warnings(), naive_rule() if row.alpha_residual else contextlib.nullcontext():
+    with one_thread(), warnings.catch_warnings(), naive_rule() if row.alpha_residual else contextlib.nullcontext():
         warnings.simplefilter("ignore")  # transformers' deprecation notices, once per generate call
         result = audit(row.sampler(), n=n, sampling=row.sampling, setup=setup, reference=row.reference, seed=seed)
     defaults = row.reference == "transformers" and row.sampling == HF_DEFAULTS  # given no setting (transformers_sampler)

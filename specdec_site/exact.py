@@ -13,6 +13,8 @@ rule the result is p_target[0] (Leviathan Thm 3.5 / Appendix A.1).
 
 from __future__ import annotations
 
+import contextlib
+
 import torch
 
 from specdec.verify import acceptance_probability, verify_draft
@@ -21,6 +23,18 @@ from specdec.verify import acceptance_probability, verify_draft
 # row of p is the (unused) distribution after the draft, which the bonus token would come from.
 COUNTEREXAMPLE_P = ((0.4, 0.3, 0.3), (1 / 3, 1 / 3, 1 / 3))
 COUNTEREXAMPLE_Q = ((0.6, 0.1, 0.3),)
+
+
+@contextlib.contextmanager
+def one_thread():
+    """Run the tiny models on one torch thread (threads cost them more than they save), and give back the thread
+    count found: the build's later stages, and the metadata that records it, see the machine's."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 def counterexample() -> tuple[torch.Tensor, torch.Tensor]:

@@ -22,6 +22,7 @@ def run(ctx, cfg) -> dict:
         counterexample,
         first_token_distribution,
         make_tiny_lm,
+        one_thread,
         sample_sequence_counts,
         sequence_distribution,
     )
@@ -29,9 +30,7 @@ def run(ctx, cfg) -> dict:
 
     s = EXACT_SETUP
     prompt = torch.tensor(s["prompt"])
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny models: threads cost more than they save
-    try:
+    with one_thread():
         target = make_tiny_lm(s["target_seed"], s["vocab"], s["init_scale"])
         draft = make_tiny_lm(s["draft_seed"], s["vocab"], s["init_scale"])
         exact = sequence_distribution(target, prompt, s["new_tokens"], SamplingConfig(s["temperature"]))
@@ -44,8 +43,6 @@ def run(ctx, cfg) -> dict:
                                                 seed=ctx.seed, k=s["k"], temperature=s["temperature"])
             rules[rule] = {**chi_square_test(counts, exact),
                            "empirical": [counts.get(q, 0) / cfg.exact_samples for q in order]}
-    finally:
-        torch.set_num_threads(threads)
     # Known wrong variants of the rule against the quick exactness checks (the tests run the same).
     mutants = mutation_table(sampled_runs=cfg.mutation_sampled_runs, progress=ctx.tqdm)
     # The audit: specdec in every policy and drafter, transformers' candidate generators, two known-inexact controls;

@@ -195,17 +195,13 @@ def check_sampled_sequences(n_runs: int = 2000, alpha: float = 1e-3) -> str | No
     reports moves them far (p ~ 1e-10 at 1000 runs, where the earlier 3 tokens of 6 ids needed 2000 for 1e-8)."""
     from specdec.sampling import SamplingConfig
 
-    from .exact import chi_square_test, sample_sequence_counts, sequence_distribution
+    from .exact import chi_square_test, one_thread, sample_sequence_counts, sequence_distribution
 
     target, draft = _tiny_pair(4, 0.3)
     prompt = torch.tensor([1, 3])
     exact = sequence_distribution(target, prompt, 2, SamplingConfig(1.0))
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with one_thread():
         counts = sample_sequence_counts(target, draft, prompt, 2, n_runs, seed=3, k=1, temperature=1.0)
-    finally:
-        torch.set_num_threads(threads)
     result = chi_square_test(counts, exact)
     if result["p_value"] < alpha:
         return f"chi-square p = {result['p_value']:.2g} over {n_runs} sampled sequences (TV {result['tv_distance']:.3f})"

@@ -88,6 +88,18 @@ def test_bad_input_is_refused(pair):
         A.audit(lambda *a: torch.zeros(2, dtype=torch.int64), n=1, models=pair)
 
 
+def test_a_row_gives_back_the_thread_count_it_found():
+    """A row runs on one torch thread; run in the build's own process (the quick build's), it must give the machine's
+    count back, or the next stage's metadata records 1 thread and the build's artifacts disagree (site_files)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        A.run_row("specdec-fixed-model", 20, 0)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(threads)
+
+
 def test_the_row_command_reruns_a_row(capsys):
     assert A.main(["specdec-fixed-model", "--n", "20"]) == 0
     import json

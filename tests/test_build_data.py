@@ -262,6 +262,11 @@ def test_quick_run_end_to_end_is_valid_and_resumable(tmp_path):
     outputs = [o for c in notebook["cells"] if c["cell_type"] == "code" for o in c["outputs"]]
     assert outputs and not [o for o in outputs if o["output_type"] == "error"]
     assert any("identical to target greedy: True" in "".join(o.get("text", "")) for o in outputs)
+    # the site reads the build's own artifacts as one environment (a stage that left torch on one thread made the
+    # notebook's metadata disagree on device.threads, and `build_site.py --data` refused the set)
+    from specdec_site.site_files import load_artifacts
+
+    load_artifacts(tmp_path)
     # Resumable, shown on one stage: nothing changed -> every stage skipped, nothing rewritten; a setting only the
     # sampled stages read (per-stage freshness) leaves the other two alone; a lost artifact is rebuilt alone, and
     # with the same seed it is the same (timings and dates aside).

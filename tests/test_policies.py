@@ -19,7 +19,13 @@ from specdec import (
     speculative_generate,
 )
 from specdec.policies import POLICIES, StepOutcome
-from specdec_site.exact import chi_square_test, first_token_distribution, make_tiny_lm, sequence_distribution
+from specdec_site.exact import (
+    chi_square_test,
+    first_token_distribution,
+    make_tiny_lm,
+    one_thread,
+    sequence_distribution,
+)
 from specdec_site.mutants import naive_rule
 
 VOCAB, NEW, N_SAMPLES = 8, 3, 3000  # 3000 sequences: see tests/test_statistical.py
@@ -33,10 +39,8 @@ CHI_PROMPT = torch.tensor([0, 3, 5, 1])
 
 @pytest.fixture(scope="module")
 def models():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield make_tiny_lm(seed=11, vocab_size=VOCAB, init_scale=0.5), make_tiny_lm(seed=12, vocab_size=VOCAB, init_scale=0.5)
-    torch.set_num_threads(threads)
+    with one_thread():
+        yield make_tiny_lm(seed=11, vocab_size=VOCAB, init_scale=0.5), make_tiny_lm(seed=12, vocab_size=VOCAB, init_scale=0.5)
 
 
 def make_drafter(name, draft):

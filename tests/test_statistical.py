@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from specdec import SamplingConfig, speculative_generate
-from specdec_site.exact import chi_square_test, make_tiny_lm, sample_sequence_counts, sequence_distribution
+from specdec_site.exact import chi_square_test, make_tiny_lm, one_thread, sample_sequence_counts, sequence_distribution
 from specdec_site.mutants import naive_rule
 
 VOCAB = 8
@@ -23,10 +23,8 @@ N_SAMPLES = 3000
 
 @pytest.fixture(scope="module")
 def models():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny models: threading costs more than it saves
-    yield make_tiny_lm(seed=11, vocab_size=VOCAB, init_scale=0.5), make_tiny_lm(seed=12, vocab_size=VOCAB, init_scale=0.5)
-    torch.set_num_threads(threads)
+    with one_thread():
+        yield make_tiny_lm(seed=11, vocab_size=VOCAB, init_scale=0.5), make_tiny_lm(seed=12, vocab_size=VOCAB, init_scale=0.5)
 
 
 def sample_counts(target, draft, config, k, seed, **kwargs):
