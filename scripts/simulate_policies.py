@@ -385,7 +385,7 @@ def domain_costs(data: dict, domain: str, per_k: bool = True) -> Costs:
 
 def replay(args) -> None:
     data = load_chains(args.chains)
-    k = args.k or data["k"]
+    k = data["k"] if args.k is None else args.k
     if not 1 <= k <= data["k"]:
         sys.exit(f"--k {k}: the chains in {', '.join(args.chains)} were recorded with up to {data['k']} drafts "
                  f"(collect --k {k} records longer ones)")
@@ -713,6 +713,30 @@ def probe(args) -> None:
         "ridges": list(PROBE_RIDGES), "bins": PROBE_BINS, "predictors": table})
 
 
+def argument_problems(args) -> list[str]:
+    """What would otherwise fail only after the work (probe and collect run the real pair for minutes): a chains
+    file that is not there, a file to write that is a folder or whose folder cannot be written in (the build's own
+    check, cli.prove_writable, which creates the folder as the atomic write would)."""
+    from specdec_site.cli import prove_writable
+    from specdec_site.context import BuildError
+
+    problems = [f"{path}: no such file" for path in getattr(args, "chains", []) if not Path(path).is_file()]
+    for flag in ("out", "json"):
+        given = getattr(args, flag, None)
+        if given is None:
+            continue
+        path = Path(given).expanduser()
+        if path.is_dir():
+            problems.append(f"--{flag} {given} is a folder: give a file's path")
+            continue
+        try:
+            prove_writable(path.parent)
+        except BuildError as err:
+            reason = getattr(err.__cause__, "strerror", None) or err.__cause__
+            problems.append(f"--{flag} {given}: cannot write in {path.parent} ({reason})")
+    return problems
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -748,6 +772,8 @@ def main(argv=None) -> None:
                (("start", 0), ("count", 1), ("tokens", 1), ("k", 1)) if getattr(args, name) < low]
         if bad:
             c.error("; ".join(bad))
+    if problems := argument_problems(args):
+        sub.choices[args.cmd].error("; ".join(problems))
     {"collect": collect, "replay": replay, "fit": fit, "probe": probe}[args.cmd](args)
 
 

@@ -120,7 +120,7 @@ def test_hindsight_threshold_is_a_replayable_rule_below_the_oracle(pair):
 def test_replay_refuses_a_cap_beyond_the_recorded_chains(tmp_path):
     chains = tmp_path / "chains.json"
     chains.write_text('{"k": 4, "tokens": 2, "prompts": []}')
-    for k in ("5", "-1"):
+    for k in ("5", "0", "-1"):  # 0 too: it once fell through to the recorded cap
         with pytest.raises(SystemExit, match="recorded with up to 4 drafts"):
             sim.main(["replay", str(chains), "--k", k])
 
@@ -134,6 +134,28 @@ def test_collect_checks_its_arguments_before_loading_a_model(argv, monkeypatch, 
     with pytest.raises(SystemExit) as exit_info:
         sim.main(["collect", "--out", "/dev/null", *argv])
     assert exit_info.value.code == 2 and argv[0] in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("cmd", ["probe", "replay", "collect"])
+def test_a_missing_chains_file_or_an_unwritable_output_is_refused_before_any_work(cmd, tmp_path, monkeypatch, capsys):
+    """probe and collect run the real pair for minutes before they write: what would fail then fails first."""
+    import specdec_site.cli
+
+    monkeypatch.setattr(specdec_site.cli, "make_context", lambda *a, **k: pytest.fail("a model was loaded"))
+    chains = str(ROOT / "scripts" / "design_chains.json.gz")
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    flag = "--out" if cmd == "collect" else "--json"
+    cases = [([] if cmd == "collect" else [chains]) + [flag, str(tmp_path)],  # a folder, not a file
+             ([] if cmd == "collect" else [chains]) + [flag, str(blocker / "out.json")]]  # under a file
+    if cmd != "collect":
+        cases.append([str(tmp_path / "missing.json.gz"), flag, str(tmp_path / "out.json")])
+    for argv in cases:
+        with pytest.raises(SystemExit) as exit_info:
+            sim.main([cmd, *argv])
+        err = capsys.readouterr().err
+        assert exit_info.value.code == 2 and ("no such file" in err or f"{flag} " in err), err
+    assert not (tmp_path / "out.json").exists()
 
 
 def test_the_shipped_prior_is_the_fit_of_the_committed_design_chains():
