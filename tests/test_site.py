@@ -131,6 +131,53 @@ def test_instant_navigation_renders_figures(site, browser):
     page.close()
 
 
+def has_math(path: str) -> bool:
+    source = ROOT / "docs" / {"": "index.md"}.get(path, path.rstrip("/") + ".md")
+    return source.is_file() and any(m in source.read_text() for m in ("$$", "\\("))
+
+
+MATH_PAGES = [p for p in PAGES if has_math(p)]
+KATEX_STYLED = """() => {
+    const math = Array.from(document.querySelectorAll('.katex'));
+    const sheet = document.querySelector('link[href*="katex.min.css"]');
+    // styled: the MathML copy is visually hidden and the HTML rendering is not shown as plain text
+    const hidden = math.every(m => !m.querySelector('.katex-mathml')
+                              || getComputedStyle(m.querySelector('.katex-mathml')).position === 'absolute');
+    return math.length > 0 && !!sheet && hidden;
+}"""
+
+
+def katex_intact(page) -> bool:
+    page.wait_for_timeout(300)  # Material swaps the page in after the click; the check runs on what it left
+    return page.evaluate(KATEX_STYLED)
+
+
+@pytest.mark.parametrize("path", MATH_PAGES, ids=lambda p: p or "home")
+def test_katex_survives_in_page_links_and_history(site, browser, path):
+    """After a click on a table-of-contents link, an equation reference and a ¶ link, and after back and forward,
+    every formula is still styled (the stylesheet was lost at the first same-page link: issue 43)."""
+    page, log = open_page(browser, site + path)
+    page.wait_for_function(KATEX_STYLED, timeout=15000)
+    clicks = {"table of contents": ".md-nav--secondary a.md-nav__link[href*='#']",
+              "equation reference": "article a[href*='#eq-']:not(.eq-link)",
+              "¶ link": "article a.headerlink, article a.eq-link"}
+    clicked = 0
+    for what, selector in clicks.items():
+        if page.locator(selector).count() == 0:
+            continue
+        # the element may sit in a collapsed sidebar or show on hover only: a click on it as a reader's would land
+        page.eval_on_selector(selector, "a => a.click()")
+        clicked += 1
+        assert katex_intact(page), f"{path}: formulas unstyled after a click on a {what}"
+    assert clicked >= 2, f"{path}: found fewer than two kinds of same-page link to click"
+    page.go_back()
+    assert katex_intact(page), f"{path}: formulas unstyled after going back"
+    page.go_forward()
+    assert katex_intact(page), f"{path}: formulas unstyled after going forward"
+    assert log["errors"] == [], log["errors"]
+    page.close()
+
+
 HOSTILE = ["<script>window.__xss = 1</script>", "<img src=x onerror=\"window.__xss = 1\">",
            "</script><script>window.__xss = 1</script>", "&lt;b&gt;"]
 

@@ -133,10 +133,8 @@
   const withPlotly = onDemand(function () { return !!window.Plotly; }, "data-specdec-plotly", loadScript);
   const withKatex = onDemand(function () { return typeof window.renderMathInElement === "function"; },
     "data-specdec-katex", function (base) {
-      const css = document.createElement("link");
-      css.rel = "stylesheet";
-      css.href = base + "katex.min.css";
-      document.head.appendChild(css);
+      // the stylesheet is the page's own <link> (the hook's): a stylesheet added to <head> here was lost at the
+      // next instant navigation, same-page anchors included
       return loadScript(base + "katex.min.js").then(function () { return loadScript(base + "contrib/auto-render.min.js"); });
     });
 

@@ -120,9 +120,13 @@ def on_page_content(html_text: str, *, page: Page, config: MkDocsConfig, files: 
         # Where the page's scripts find plotly.js (loaded on demand, also under instant navigation).
         html_text += f'\n<div hidden data-specdec-plotly="{html.escape(get_relative_url(plotly_bundle(), page.url))}"></div>\n'
     if 'class="arithmatex"' in html_text:
-        # Where the page's scripts find KaTeX (loaded on demand, like plotly.js).
+        # Where the page's scripts find KaTeX (loaded on demand, like plotly.js). Its stylesheet is a link in the
+        # page's content, not one added to <head> by a script: Material's instant navigation replaces the head on
+        # every navigation, same-page anchors included, and took an added stylesheet with it (the formulas lost
+        # their styles after a click on an equation reference); the content it swaps in brings this link back.
         url = get_relative_url(KATEX_DIR + "katex.min.js", page.url).removesuffix("katex.min.js")
-        html_text += f'\n<div hidden data-specdec-katex="{html.escape(url)}"></div>\n'
+        html_text += (f'\n<link rel="stylesheet" href="{html.escape(url)}katex.min.css" data-specdec-katex-css>'
+                      f'\n<div hidden data-specdec-katex="{html.escape(url)}"></div>\n')
     return html_text
 
 
