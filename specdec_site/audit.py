@@ -39,6 +39,7 @@ import torch
 ALPHA = 1e-3  # significance level: a p-value below it fails the row
 POWER = 0.8  # the power tv_detectable is stated at
 MIN_EXPECTED = 5.0  # sequences expected fewer times than this are pooled into one bin (the chi-square's rule)
+MAX_CONTINUATIONS = 1_000_000  # the most continuations AuditSetup lets the audit enumerate (64 ** 3 = 262,144)
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,22 @@ class Sampling:
     temperature: float = 1.0  # > 0: the audit is of sampling (greedy output is checked token for token elsewhere)
     top_k: int | None = None  # None: no top-k (transformers: top_k=0)
     top_p: float | None = None  # None: no top-p (transformers: top_p=1.0)
+
+    def __post_init__(self):
+        # checked here, in one line each, before any model is built (a top-p that rounds to 0 in float32 used to
+        # end the audit in a RuntimeError from the sampler)
+        t, k, top_p = self.temperature, self.top_k, self.top_p
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t <= 0:
+            raise ValueError(f"Sampling.temperature must be a finite number > 0, got {t!r} (greedy decoding is checked "
+                             "token for token, not by the audit)")
+        if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+            raise ValueError(f"Sampling.top_k must be None or an integer >= 1, got {k!r}")
+        if top_p is not None and (isinstance(top_p, bool) or not isinstance(top_p, (int, float))
+                                  or not math.isfinite(top_p) or not 0 < top_p <= 1):
+            raise ValueError(f"Sampling.top_p must be None or a number in (0, 1], got {top_p!r}")
+        if top_p is not None and float(torch.tensor(top_p, dtype=torch.float32)) <= 0:
+            raise ValueError(f"Sampling.top_p = {top_p!r} is 0 in float32, where the probabilities are summed: "
+                             "no token could be kept; use a top-p of at least 1e-38")
 
     def label(self) -> str:
         parts = [f"T = {self.temperature:g}"]
@@ -64,6 +81,20 @@ class AuditSetup:
     target_scale: float = 0.7  # init range: the target's next-token distributions are peaked enough to test ...
     draft_scale: float = 0.4  # ... and the draft's flatter, so that drafts are often rejected
     k: int = 2  # drafts per step for the implementations that take a k
+
+    def __post_init__(self):
+        # the target's distribution is enumerated: vocab ** new_tokens continuations, capped so that a setup cannot
+        # start an enumeration of hours with no word (64 ** 4 is 16.8 million)
+        for name in ("vocab", "new_tokens", "k"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"AuditSetup.{name} must be an integer >= 1, got {value!r}")
+        if self.vocab ** self.new_tokens > MAX_CONTINUATIONS:
+            raise ValueError(f"AuditSetup(vocab={self.vocab}, new_tokens={self.new_tokens}) has "
+                             f"{self.vocab ** self.new_tokens:,} continuations to enumerate, more than "
+                             f"{MAX_CONTINUATIONS:,}: use fewer new tokens or a smaller vocabulary")
+        if not self.prompt or not all(isinstance(t, int) and 0 <= t < self.vocab for t in self.prompt):
+            raise ValueError(f"AuditSetup.prompt must be a non-empty tuple of ids in [0, {self.vocab}), got {self.prompt!r}")
 
 
 def tiny_pair(setup: AuditSetup = AuditSetup()):
@@ -163,10 +194,12 @@ def chi_square(counts: dict[tuple, int], exact: dict[tuple, float]) -> dict:
     observed, expected = pooled_bins(counts, exact, MIN_EXPECTED, extra_pooled=sum(counts[s] for s in impossible))
     if min(expected) <= 0:  # only impossible continuations in the pooled bin: an infinite statistic (null in JSON)
         statistic, p_value = None, 0.0
+    elif len(observed) < 2:  # one bin: no test at this n (scipy's p would be NaN, and NaN < ALPHA is False)
+        statistic, p_value = None, None
     else:
         result = chisquare(observed, expected)
         statistic, p_value = float(result.statistic), float(result.pvalue)
-    noise = sum(math.sqrt(2 * e * (1 - e / n) / math.pi) for e in expected) / (2 * n)
+    noise = sum(math.sqrt(max(0.0, 2 * e * (1 - e / n) / math.pi)) for e in expected) / (2 * n)
     return {
         "samples": n,
         "bins": len(observed),
@@ -174,7 +207,7 @@ def chi_square(counts: dict[tuple, int], exact: dict[tuple, float]) -> dict:
         "p_value": p_value,
         "tv_bins": 0.5 * sum(abs(o - e) for o, e in zip(observed, expected)) / n,
         "tv_noise": noise,
-        "tv_detectable": detectable_tv(n, len(observed)),
+        "tv_detectable": detectable_tv(n, len(observed)) if len(observed) > 1 else None,
         "impossible": len(impossible),
     }
 
@@ -192,8 +225,12 @@ def audit(sample: Callable, *, n: int = 4000, sampling: Sampling = Sampling(), s
     Returns the chi-square test (chi_square), the verdict ("passes" or "fails" at ALPHA) and what was audited."""
     if reference not in REFERENCES:
         raise ValueError(f"reference must be one of {sorted(REFERENCES)}, got {reference!r}")
-    if not isinstance(n, int) or n < 1:
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be a positive integer, got {n!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0 (the audit is replayable from it), got {seed!r}")
+    if not isinstance(sampling, Sampling) or not isinstance(setup, AuditSetup):
+        raise TypeError("sampling must be an audit.Sampling and setup an audit.AuditSetup")
     target, draft = models if models is not None else tiny_pair(setup)
     prompt = torch.tensor(setup.prompt, dtype=torch.int64)
     exact = target_distribution(target, prompt, setup.new_tokens, sampling, reference)
@@ -202,15 +239,36 @@ def audit(sample: Callable, *, n: int = 4000, sampling: Sampling = Sampling(), s
     with torch.random.fork_rng(devices=[]), torch.inference_mode():
         torch.manual_seed(seed)
         for _ in range(n):
-            tokens = tuple(int(t) for t in torch.as_tensor(sample(target, draft, prompt, setup.new_tokens, sampling,
-                                                                  generator)).flatten().tolist())
-            if len(tokens) != setup.new_tokens:
-                raise ValueError(f"the sampler returned {len(tokens)} tokens, not new_tokens = {setup.new_tokens}: "
-                                 f"{tokens}")
+            tokens = checked_ids(sample(target, draft, prompt, setup.new_tokens, sampling, generator), setup)
             counts[tokens] = counts.get(tokens, 0) + 1
     test = chi_square(counts, exact)
-    return {**test, "verdict": "fails" if test["p_value"] < ALPHA else "passes", "alpha": ALPHA, "power": POWER,
+    return {**test, "verdict": verdict(test), "alpha": ALPHA, "power": POWER,
             "sampling": asdict(sampling), "reference": reference, "seed": seed}
+
+
+def checked_ids(output, setup: AuditSetup) -> tuple[int, ...]:
+    """The ids a sampler returned, as a tuple; an output that is not new_tokens integer ids of the vocabulary is an
+    error that names it (a float id was truncated and counted before)."""
+    out = torch.as_tensor(output)
+    if out.is_floating_point() or out.is_complex() or out.dtype == torch.bool:
+        raise ValueError(f"the sampler returned {out.dtype} values, not token ids (an integer tensor): "
+                         f"{out.flatten().tolist()[:8]}")
+    tokens = tuple(int(t) for t in out.flatten().tolist())
+    if len(tokens) != setup.new_tokens:
+        raise ValueError(f"the sampler returned {len(tokens)} tokens, not new_tokens = {setup.new_tokens}: {tokens}")
+    if not all(0 <= t < setup.vocab for t in tokens):
+        raise ValueError(f"the sampler returned ids outside the vocabulary [0, {setup.vocab}): {tokens}")
+    return tokens
+
+
+def verdict(test: dict) -> str:
+    """"fails" at p < ALPHA (or a continuation the target never makes); "inconclusive" when the draws fill fewer
+    than two bins, so that there is no test (p is NaN: n is too small); else "passes"."""
+    if test["impossible"] or (test["p_value"] is not None and test["p_value"] < ALPHA):
+        return "fails"
+    if test["bins"] < 2 or test["p_value"] is None or not math.isfinite(test["p_value"]):
+        return "inconclusive"
+    return "passes"
 
 
 # ---------------------------------------------------------------- samplers: specdec and transformers
@@ -356,7 +414,8 @@ def main(argv=None) -> int:
     names = [r.name for r in audit_rows()]
     parser = argparse.ArgumentParser(prog="python -m specdec_site.audit", description=main.__doc__.split(":")[0])
     parser.add_argument("rows", nargs="*", metavar="ROW", help=f"rows to run (default all): {', '.join(names)}")
-    parser.add_argument("--n", type=int, default=4000, help="continuations per row (default 4000, the build's)")
+    parser.add_argument("--n", type=int, default=4000, help="continuations per row (default 4000, the build's; a "
+                        "row whose draws fill fewer than two bins is 'inconclusive')")
     parser.add_argument("--seed", type=int, default=0, help="seed of the first row; row i uses seed + i (default 0)")
     args = parser.parse_args(argv)
     unknown = sorted(set(args.rows) - set(names))
@@ -364,7 +423,7 @@ def main(argv=None) -> int:
         parser.error(f"unknown rows {unknown}" if unknown else "--n must be >= 1")
     seeds = {name: args.seed + i for i, name in enumerate(names)}  # the seeds audit_table gives the full table
     for name in args.rows or names:
-        print(json.dumps(run_row(name, args.n, seeds[name])), flush=True)
+        print(json.dumps(run_row(name, args.n, seeds[name]), allow_nan=False), flush=True)
     return 0
 
 
