@@ -9,6 +9,7 @@ and, by kind:
     visualizer.json     "runs": [...], "palette": {fate: colour}, "fates": ...    marker [[visualizer]]
     playground.json     "rule": {...}, "speedup": {...}, "race": {...}            marker [[playground]]
     tables.json         "tables": {name: {"columns": [str], "rows": [[cell]]}}    marker [[table:NAME]]
+    strip.json          "run": {"label", "prompt", "k", "steps": [...]}, "palette"  marker [[strip]]
 The hook refuses a file that breaks this (`check`), and one whose sources changed since (stale).
 Standard library only: the hook imports it.
 """
@@ -22,8 +23,9 @@ KEYS = {
     "visualizer": COMMON_KEYS + ("runs", "palette"),
     "playground": COMMON_KEYS + ("rule", "speedup", "race", "palette"),
     "tables": COMMON_KEYS + ("tables",),
+    "strip": COMMON_KEYS + ("run", "palette"),
 }
-SPECIAL = ("values", "visualizer", "playground", "tables")  # file names that are not figures
+SPECIAL = ("values", "visualizer", "playground", "tables", "strip")  # file names that are not figures
 ARTIFACTS = ("traces", "policies", "exactness")  # docs/data/<device>/NAME.json: the sources
 
 

@@ -13,6 +13,8 @@ import plotly.graph_objects as go
 
 from specdec.theory import speedup_from_tokens_per_pass
 
+from .acceptance import draft_yield, tested_acceptance, theory
+
 # One home for colours: the figures use them here, the visualizer gets them through visualizer.json.
 PALETTE = {
     "code": "#3f51b5", "prose": "#e91e63", "dialogue": "#00838f",  # domains
@@ -69,8 +71,8 @@ def fig_speedup_vs_k(a) -> go.Figure:
                         error_y={"type": "data", "symmetric": False,
                                  "array": [r["speedup"]["max"] - m for r, m in zip(s["spec"], med)],
                                  "arrayminus": [m - r["speedup"]["min"] for r, m in zip(s["spec"], med)]})
-        fig.add_scatter(x=ks, y=[r["predicted_speedup_with_verify_cost"] for r in s["spec"]], mode="lines",
-                        name=f"predicted (α, c, verify cost): {label(s)}", legendgroup=label(s),
+        fig.add_scatter(x=ks, y=[theory(r)["speedup_eq8"] for r in s["spec"]], mode="lines",
+                        name=f"eq. (8) at â, c, verify cost: {label(s)}", legendgroup=label(s),
                         line={"color": color, "dash": "dot", "width": 1.5}, opacity=0.7)
     fig.add_hline(y=1, line={"color": "gray", "width": 1})
     fig.update_layout(**layout("Speedup over target-only decoding vs k (median, min–max over prompts)", "k (draft tokens per step)",
@@ -79,6 +81,8 @@ def fig_speedup_vs_k(a) -> go.Figure:
 
 
 def fig_theory_vs_measured(a) -> go.Figure:
+    """Per domain, two lines: the measured speedup and eq. (8) at the tested acceptance â, the measured c and the
+    measured verify cost of each k (the i.i.d. theory with nothing fitted)."""
     fig = go.Figure()
     for s in a["policies"]["sweeps"]:
         if s["mode"] != "greedy":
@@ -86,18 +90,12 @@ def fig_theory_vs_measured(a) -> go.Figure:
         ks = [r["k"] for r in s["spec"]]
         color = PALETTE[s["domain"]]
         fig.add_scatter(x=ks, y=[r["speedup"]["median"] for r in s["spec"]], name=f"measured: {s['domain']}",
-                        mode="lines+markers", line={"color": color})
-        fig.add_scatter(x=ks, y=[r["predicted_speedup"] for r in s["spec"]], name=f"Leviathan Thm 3.8 (α, c): {s['domain']}",
-                        mode="lines", line={"color": color, "dash": "dot"})
-        fig.add_scatter(x=ks, y=[r["predicted_speedup_with_verify_cost"] for r in s["spec"]],
-                        name=f"Thm 3.8 with measured verify cost: {s['domain']}", mode="lines",
-                        line={"color": color, "dash": "dash"})
-        fig.add_scatter(x=ks, y=[predicted_from_tpp(r) for r in s["spec"]],
-                        name=f"measured tokens/pass ÷ (k·c + verify cost): {s['domain']}", mode="lines",
-                        line={"color": color, "dash": "dashdot", "width": 1})
-    # four legend rows per domain: the figure grows with them, so the legend stays inside it at any width
-    fig.update_layout(**layout("Greedy: measured speedup vs the theory, from the measured α and c", "k", "speedup ×",
-                               height=300 + 80 * len(fig.data) // 4))
+                        mode="lines+markers", line={"color": color}, legendgroup=s["domain"])
+        fig.add_scatter(x=ks, y=[theory(r)["speedup_eq8"] for r in s["spec"]], name=f"eq. (8) at â: {s['domain']}",
+                        mode="lines", line={"color": color, "dash": "dash"}, legendgroup=s["domain"],
+                        customdata=[round(tested_acceptance(r), 3) for r in s["spec"]],
+                        hovertemplate="k = %{x}: %{y:.2f}× at â = %{customdata}<extra>%{fullData.name}</extra>")
+    fig.update_layout(**layout("Greedy: measured speedup and eq. (8) at the tested acceptance â", "k", "speedup ×"))
     return fig
 
 
@@ -109,9 +107,14 @@ def predicted_from_tpp(r: dict) -> float:
 def fig_acceptance_vs_k(a) -> go.Figure:
     fig = go.Figure()
     for s in a["policies"]["sweeps"]:
-        fig.add_scatter(x=[r["k"] for r in s["spec"]], y=[r["alpha"] for r in s["spec"]], name=label(s),
-                        mode="lines+markers", line={"color": PALETTE[s["domain"]], "dash": DASH[s["mode"]]})
-    fig.update_layout(**layout("Acceptance rate α (accepted / drafted) vs k", "k", "α", yaxis={"range": [0, 1.02], "title": {"text": "α"}}))
+        ks = [r["k"] for r in s["spec"]]
+        fig.add_scatter(x=ks, y=[tested_acceptance(r) for r in s["spec"]], name=f"â, accepted ÷ tested: {label(s)}",
+                        mode="lines+markers", line={"color": PALETTE[s["domain"]]}, legendgroup=label(s))
+        fig.add_scatter(x=ks, y=[draft_yield(r) for r in s["spec"]], name=f"draft yield, accepted ÷ drafted: {label(s)}",
+                        mode="lines", line={"color": PALETTE[s["domain"]], "dash": "dot", "width": 1.5},
+                        legendgroup=label(s))
+    fig.update_layout(**layout("The tested acceptance â stays flat as k grows; the draft yield falls by truncation",
+                               "k", "fraction", yaxis={"range": [0, 1.02], "title": {"text": "fraction"}}))
     return fig
 
 
@@ -121,9 +124,10 @@ def fig_tokens_per_pass(a) -> go.Figure:
         ks = [r["k"] for r in s["spec"]]
         fig.add_scatter(x=ks, y=[r["tokens_per_target_pass"] for r in s["spec"]], name=f"measured: {label(s)}",
                         mode="lines+markers", line={"color": PALETTE[s["domain"]], "dash": DASH[s["mode"]]})
-        fig.add_scatter(x=ks, y=[r["expected_tokens_per_pass"] for r in s["spec"]], name=f"(1−α^(k+1))/(1−α): {label(s)}",
-                        mode="lines", line={"color": PALETTE[s["domain"]], "dash": "dot", "width": 1}, opacity=0.6)
-    fig.update_layout(**layout("Tokens per target pass: measured vs expected from α", "k", "tokens per target pass"))
+        fig.add_scatter(x=ks, y=[theory(r)["tokens_per_pass"] for r in s["spec"]], name=f"eq. (6) at â: {label(s)}",
+                        mode="lines", line={"color": PALETTE[s["domain"]], "dash": "dash", "width": 1.5})
+    fig.update_layout(**layout("Tokens per target pass: measured, and eq. (6) at the tested acceptance â", "k",
+                               "tokens per target pass"))
     return fig
 
 
@@ -201,6 +205,21 @@ def fig_hf_comparison(a) -> go.Figure:
     return fig
 
 
+def fig_verify_cost(a) -> go.Figure:
+    """Home's "why it is nearly free": what scoring k + 1 tokens in one target pass cost, in single-token target
+    passes, against the k + 1 passes that decoding them one at a time takes."""
+    fig = go.Figure()
+    ks = sorted({r["k"] for s in a["policies"]["sweeps"] for r in s["spec"]})
+    fig.add_scatter(x=ks, y=[k + 1 for k in ks], mode="lines", name="k + 1 tokens one at a time: k + 1 passes",
+                    line={"color": PALETTE["target_only"], "dash": "dash"})
+    for s in a["policies"]["sweeps"]:
+        fig.add_scatter(x=[r["k"] for r in s["spec"]], y=[r["verify_cost"] for r in s["spec"]], mode="lines+markers",
+                        name=f"one verify pass of k + 1 tokens: {s['domain']}", line={"color": PALETTE[s["domain"]]})
+    fig.update_layout(**layout("Checking k drafts costs about one target pass", "k (drafts checked in one pass)",
+                               "cost in single-token target passes", yaxis={"rangemode": "tozero"}))
+    return fig
+
+
 # ---------------------------------------------------------------- exactness figures
 
 
@@ -228,6 +247,26 @@ def fig_counterexample(a) -> go.Figure:
                              ("naive_residual", "output, norm(max(0, p − a·q))", PALETTE["reject"])):
         fig.add_bar(x=tokens, y=c[key], name=name, marker={"color": color})
     fig.update_layout(**layout("The counterexample, enumerated exactly through verify_draft (k = 1)", "", "probability",
+                               barmode="group"))
+    return fig
+
+
+def fig_overlap(a) -> go.Figure:
+    """The Math's picture of eqs. (3)-(5), on the counterexample's p and q: p split into min(p, q), the mass that
+    an accepted draft delivers, and max(0, p − q), the mass the residual delivers; q beside it."""
+    c = a["exactness"]["counterexample"]
+    tokens = [f"token {i}" for i in range(len(c["p"]))]
+    accepted = [min(p, q) for p, q in zip(c["p"], c["q"])]
+    residual = [max(0.0, p - q) for p, q in zip(c["p"], c["q"])]
+    fig = go.Figure()
+    fig.add_bar(x=tokens, y=accepted, name="min(p, q): from an accepted draft", marker={"color": PALETTE["accept"]},
+                offsetgroup="p")
+    fig.add_bar(x=tokens, y=residual, name="max(0, p − q): from the residual", marker={"color": PALETTE["residual"]},
+                offsetgroup="p", base=accepted)
+    fig.add_bar(x=tokens, y=c["q"], name="q, the draft", marker={"color": "rgba(0,0,0,0)", "line": {"color": PALETTE["q"],
+                                                                                                "width": 3}},
+                offsetgroup="q")
+    fig.update_layout(**layout(f"p = {tuple(c['p'])} as two parts, beside q = {tuple(c['q'])}", "", "probability",
                                barmode="group"))
     return fig
 
@@ -328,6 +367,8 @@ FIGURES = {
     "hf_comparison": fig_hf_comparison,
     "exactness": fig_exactness,
     "counterexample": fig_counterexample,
+    "overlap": fig_overlap,
+    "verify_cost": fig_verify_cost,
     "choosing_k": fig_choosing_k,
     "policy_draft_lengths": fig_policy_draft_lengths,
 }

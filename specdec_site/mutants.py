@@ -14,6 +14,7 @@ correct code to pass all and every mutant to fail at least one; the Exactness pa
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
 import inspect
 import math
@@ -50,6 +51,15 @@ MUTANTS = (
            "seq[0, start + n] = sample(probs_from_logits(logits[0] * 2, config), generator)"),
     Mutant("rollback_off_by_one", "the target's KV cache keeps one rejected position", "decoding",
            "speculative_generate", "target_lm.rollback(n_new - 1)", "target_lm.rollback(n_new)"),
+    # The Math's policy condition: whether to draft position i + 1 may depend on x_1..x_i and q, never on x_(i+1)
+    # itself. Cutting a draft after seeing it turns its rejection branch into a bonus draw from p (there: p = (1/2,
+    # 1/2), q = (0.9, 0.1), dropping a drafted B gives P(A) = 0.55).
+    Mutant("draft_cut_after_seen", "a draft dropped after it was drawn, when it is token 0 (the policy read x_(i+1))",
+           "decoding", "speculative_generate", "        draft_tokens = proposal.tokens  # (k_step,)",
+           "        if proposal.n and int(proposal.tokens[-1]) == 0:\n"
+           "            proposal = dataclasses.replace(proposal, tokens=proposal.tokens[:-1], q_draft=proposal.q_draft[:-1],\n"
+           "                                           confidences=proposal.confidences[:-1])\n"
+           "        draft_tokens = proposal.tokens  # (k_step,)"),
 )
 
 
@@ -73,7 +83,7 @@ def _compile_mutant(mutant: Mutant) -> tuple[object, str, Callable, Callable]:
     if source.count(mutant.old) != 1:
         raise ValueError(f"mutant {mutant.name}: {mutant.old!r} does not occur once in {mutant.function}")
     # the module's imports and helpers, and the wrong residual a mutant may call; the edited def is added
-    namespace = {**vars(module), "naive_residual": naive_residual}
+    namespace = {**vars(module), "naive_residual": naive_residual, "dataclasses": dataclasses}
     exec(compile(source.replace(mutant.old, mutant.new), f"<mutant {mutant.name}>", "exec"), namespace)
     replacement = namespace[name]
     for attr in ("__kwdefaults__", "__defaults__"):  # defaults evaluated in the module, not re-made

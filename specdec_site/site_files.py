@@ -18,7 +18,8 @@ from pathlib import Path
 from specdec.fileio import sha256_file, write_json_atomic
 
 from . import contract
-from .figures import CHART_LAYOUT, FIGURES, PALETTE, label, pick
+from .acceptance import tested_acceptance
+from .figures import CHART_LAYOUT, FIGURES, PALETTE, pick
 from .notebook_stage import notebook_path
 from .values import DESIGN_PROBE, DESIGN_REPLAY, audit_tables, compute_values, design_replay, replay_tables
 
@@ -102,6 +103,33 @@ def visualizer_runs(artifacts: dict) -> list:
     return [{k: r.get(k, "fixed") for k in keep} for r in artifacts["traces"]["runs"]]
 
 
+def strip_run(artifacts: dict) -> dict:
+    """Home's strip (Leviathan et al.'s Figure 1, from a recorded run): per step, the accepted drafts, the rejected
+    one and the target's own token, as text. The run: of the fixed-k runs, the one whose accepted and rejected
+    drafts are most balanced (most of both to see), the first on a tie; the text as the tokenizer wrote it (the
+    page lays it out as text, so code reads as code)."""
+    def both(run):
+        steps = run["trace"]["steps"]
+        accepted = sum(s["n_accepted"] for s in steps)
+        rejected = sum(s["n_accepted"] < s["k"] for s in steps)
+        return min(accepted, rejected)
+
+    runs = [r for r in artifacts["traces"]["runs"] if r.get("policy", "fixed") == "fixed"] or artifacts["traces"]["runs"]
+    run = max(runs, key=both)  # max keeps the first of equals
+    text = lambda t: run["vocab"].get(str(t), f"#{t}")  # noqa: E731
+    steps = []
+    for s in run["trace"]["steps"]:
+        f, n = step_fates(s), s["n_accepted"]
+        extra = s["emitted"][n] if f["extra_fate"] else None
+        steps.append({"accepted": [text(t) for t in s["emitted"][:n]],
+                      "rejected": text(s["draft_tokens"][n]) if n < s["k"] else None,
+                      "extra": None if extra is None else text(extra), "extra_fate": f["extra_fate"]})
+    sampling = run.get("sampling") or {}
+    how = "greedy" if run["mode"] == "greedy" else f"sampled at temperature {sampling.get('temperature', '?')}"
+    return {"label": f"{run['prompt']['id']}, {how}, k = {run['trace']['k']}", "prompt": run["prompt"]["text"],
+            "k": run["trace"]["k"], "steps": steps}
+
+
 def visible(text: str) -> str:
     """Whitespace made visible, as the visualizer shows it."""
     return text.replace("\n", "↵").replace("\t", "⇥").replace(" ", "␣")
@@ -149,17 +177,11 @@ def playground_data(artifacts: dict, values: dict) -> dict:
     measured = [{"label": f"{s['domain']}, {s['mode']}", "domain": s["domain"], "mode": s["mode"],
                  "k": [r["k"] for r in s["spec"]], "speedup": [r["speedup"]["median"] for r in s["spec"]]}
                 for s in b["sweeps"]]
-    # The run-aware prediction: acceptance by draft position as the sweep's longest drafts recorded it (P(accept
-    # position i | all before it accepted)); acceptances come in runs, so it rises with i where an i.i.d. alpha
-    # would stay flat.
-    runs = [{"label": label(s), "domain": s["domain"],
-             "per_position": [a for a in s["spec"][-1]["per_position_acceptance"] if a is not None]}
-            for s in b["sweeps"]]
     # The calculator's defaults are the numbers the pages quote (values.py, one place), not a second rounding.
     speedup = {"defaults": {"alpha": float(values["code_greedy_best_alpha"]), "c": float(values["code_greedy_best_c"]),
                             "k": int(values["code_greedy_best_k"]),
                             "verify_slope": verify_slope(kmax)},
-               "measured": measured, "runs": runs, "presets": calculator_presets(artifacts)}
+               "measured": measured, "presets": calculator_presets(artifacts)}
     races = []
     for run in artifacts["traces"]["runs"]:
         if run["mode"] != "greedy" or not run.get("target_seconds") or not run.get("equals_target_greedy"):
@@ -213,7 +235,7 @@ def readable_hovers(fig: dict) -> dict:
 
 def calculator_presets(artifacts: dict) -> list[dict]:
     """The calculator's presets: per domain of the greedy sweep, the hardware this artifact set measured (its device),
-    with the α, c and k of the sweep's best row (rounded as the pages quote them: values._best) and the verify cost
+    with the tested acceptance â (specdec_site.acceptance), c and k of the sweep's best row (rounded as the pages quote them: values._best) and the verify cost
     per drafted token of its longest drafts. The page adds "your own" (the sliders as set)."""
     device = artifacts["policies"]["metadata"]["device"]
     presets = []
@@ -223,8 +245,8 @@ def calculator_presets(artifacts: dict) -> list[dict]:
         best = max(sweep["spec"], key=lambda r: r["speedup"]["median"])
         longest = sweep["spec"][-1]
         presets.append({"label": f"measured: {device['name']} ({device['type']}), {sweep['domain']}, greedy",
-                        "alpha": round(best["alpha"], 2), "c": round(best["c"], 3), "k": best["k"],
-                        "verify_slope": verify_slope(longest)})
+                        "domain": sweep["domain"], "alpha": round(tested_acceptance(best), 2), "c": round(best["c"], 3),
+                        "k": best["k"], "verify_slope": verify_slope(longest)})
     return presets
 
 
@@ -254,6 +276,7 @@ def write_site_files(data_dir: Path, out: Path, docs: Path | None = None) -> lis
     files["tables"] = {**common, "tables": {**audit_tables(artifacts), **replay_tables(design)}}
     files["visualizer"] = {**common, "runs": visualizer_runs(artifacts), "palette": PALETTE, "layout": CHART_LAYOUT}
     files["playground"] = {**common, **playground_data(artifacts, files["values"]["values"])}
+    files["strip"] = {**common, "run": strip_run(artifacts), "palette": PALETTE}
     for name, data in files.items():
         contract.check(name, data)
         write_json_atomic(out / f"{name}.json", data)

@@ -13,7 +13,7 @@ import re
 
 import pytest
 import torch
-from browser import SHOTS, needs_chromium, open_page
+from browser import ROOT, SHOTS, needs_chromium, open_page
 
 from specdec import verify_draft
 from specdec_site.exact import first_token_distribution
@@ -122,7 +122,7 @@ def test_sliders_change_the_plotted_data(playground):
         now = chart(page, "pg-speedup-chart")
         assert now != speed_before, slider_id
         speed_before = now
-    assert "Independent-α theory" in page.inner_text("#pg-speedup-readout")
+    assert "Eq. (8)" in page.inner_text("#pg-speedup-readout")
 
 
 def test_sampling_passes_with_the_rule_and_fails_with_the_wrong_residual(playground):
@@ -287,16 +287,36 @@ def test_a_one_token_target_is_not_reported_as_a_chi_square_test(playground):
     page.select_option("#pg-preset", "0")
 
 
-def test_the_calculator_shows_the_runs_beside_the_theory_and_says_when_speculation_does_not_pay(playground):
+def test_the_calculator_shows_the_measurement_beside_the_theory_and_says_when_speculation_does_not_pay(playground):
     page, _ = playground
+    page.select_option("#pg-speedup-preset", "0")
     names = [t["name"] for t in json.loads(chart(page, "pg-speedup-chart"))]
-    assert any(n.startswith("from the recorded acceptance runs") for n in names)
-    assert any(n.startswith("theory, i.i.d. α") for n in names) and any(n.startswith("measured here") for n in names)
+    assert names[:2] == ["eq. (7): free verify", "eq. (8): with the verify cost"], names
+    measured = [n for n in names if n.startswith("measured here")]
+    assert len(measured) == 1 and "code" in measured[0], names  # the preset's domain only: a short legend
+    assert len(names) <= 6, names
     readout = page.inner_text("#pg-speedup-readout")
-    assert "Independent-α theory" in readout and "recorded acceptance runs" in readout and "Measured:" in readout
+    assert "Eq. (8)" in readout and "Measured:" in readout and "come in runs" not in readout
+    page.select_option("#pg-speedup-preset", "1")  # another domain's preset: its own measurement
+    names = [t["name"] for t in json.loads(chart(page, "pg-speedup-chart"))]
+    assert [n for n in names if n.startswith("measured here")] != measured
     page.evaluate("() => { const s = document.getElementById('pg-alpha'); s.value = '0'; s.dispatchEvent(new Event('input')); }")
     readout = page.inner_text("#pg-speedup-readout")
-    assert "speculation does not pay here" in readout and "use k = 1" not in readout
+    assert "speculation does not pay here" in readout and "best k is 1," not in readout
+    plot_height = page.evaluate("() => document.querySelector('#pg-speedup-chart .nsewdrag').getBoundingClientRect().height")
+    assert plot_height >= 200, f"the plot area is {plot_height} px tall"
+
+
+def test_the_calculator_presets_are_the_tested_acceptance(playground):
+    """The presets carry â (accepted ÷ tested), never the draft yield (accepted ÷ drafted): issue 43."""
+    from specdec_site.acceptance import tested_acceptance
+
+    page, _ = playground
+    data = json.loads(page.evaluate("() => document.getElementById('specdec-playground-data').content.textContent"))
+    sweeps = json.loads((ROOT / "docs" / "data" / "cpu" / "policies.json").read_text())["sweeps"]
+    for preset, sweep in zip(data["speedup"]["presets"], sweeps):
+        best = max(sweep["spec"], key=lambda r: r["speedup"]["median"])
+        assert preset["alpha"] == round(tested_acceptance(best), 2) != round(best["alpha"], 2), preset
 
 
 def test_the_guided_exercises_show_what_the_page_says(playground):
@@ -322,7 +342,7 @@ def test_the_guided_exercises_show_what_the_page_says(playground):
     page.click("#pg-sample")
     assert float(page.get_attribute("#pg-sample-result", "data-pvalue")) > 1e-3
     # 4. c = 0: the best k of eq. (8) grows
-    best = lambda: int(re.search(r"(?:use k = |at k = )(\d+)", page.inner_text("#pg-speedup-readout")).group(1))  # noqa: E731
+    best = lambda: int(re.search(r"(?:best k is |at k = )(\d+)", page.inner_text("#pg-speedup-readout")).group(1))  # noqa: E731
     for slider, value in (("pg-alpha", "0.8"), ("pg-c", "0.2")):  # where the exercise starts: a useful draft
         page.fill(f"#{slider}", value)
         page.dispatch_event(f"#{slider}", "input")

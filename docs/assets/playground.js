@@ -361,7 +361,7 @@
     presetRow.append(el("label", { for: "pg-speedup-preset" }, "Preset "), preset);
     root.appendChild(presetRow);
     this.preset = preset;
-    this.alpha = slider("pg-alpha", "acceptance rate α", 0, 0.99, 0.01, d.alpha, "Try this: raise α toward 1: the best k grows without bound.");
+    this.alpha = slider("pg-alpha", "acceptance rate α (tested: â)", 0, 0.99, 0.01, d.alpha, "Try this: raise α toward 1: the best k grows without bound.");
     // step 0.001: the measured c (values.json, three decimals) is a slider position, not snapped to another number
     this.c = slider("pg-c", "draft cost c (× target pass)", 0, 1, 0.001, d.c, "Try this: c = 0 (a free draft, like prompt lookup): long drafts only cost verify time.");
     this.k = slider("pg-k", "k (drafts per step)", 1, 16, 1, d.k, "Your k: marked on the curves.");
@@ -385,21 +385,18 @@
     root.appendChild(el("div", { class: "pg-chart", id: "pg-speedup-chart" }));
     this.render();
   }
-  // Tokens per pass from acceptance by position (the sweep's longest drafts): E_k = sum over i = 0..k of
-  // prod_{j <= i} a_j, the last measured a_j carried on past the recorded positions.
-  function runAwareTokensPerPass(perPosition, k) {
-    let total = 1, survive = 1;
-    for (let i = 1; i <= k; i++) {
-      survive *= perPosition[Math.min(i, perPosition.length) - 1];
-      total += survive;
-    }
-    return total;
-  }
   function bestOf(values) {
     let best = 0;
     values.forEach(function (v, i) { if (v > values[best]) best = i; });
     return best;
   }
+  // The preset's domain: its measured speedups are the markers (one domain at a time keeps the legend short);
+  // "your own" keeps the last preset's.
+  SpeedupPanel.prototype.domain = function () {
+    const p = (this.data.presets || [])[parseInt(this.preset.value, 10)];
+    if (p) this.lastDomain = p.domain;
+    return this.lastDomain || ((this.data.presets || [])[0] || {}).domain;
+  };
   SpeedupPanel.prototype.render = function () {
     const a = parseFloat(this.alpha.input.value), c = parseFloat(this.c.input.value);
     const k = parseInt(this.k.input.value, 10), slope = parseFloat(this.v.input.value);
@@ -410,50 +407,38 @@
     const tpp = ks.map(function (i) { return tokensPerPass(a, i); });
     const best = bestOf(eq8) + 1;
     const pal = tonedPalette(this.palette);  // light tones on the dark scheme (specdec.js)
+    const domain = this.domain();
+    const measured = this.data.measured.filter(function (m) { return m.domain === domain; });
     const traces = [
-      // tokens per pass is not a speedup: its own axis, on the right
-      { type: "scatter", mode: "lines", name: "tokens per target pass, eq. (6) (right axis)", x: ks, y: tpp, yaxis: "y2", line: { color: pal.unevaluated, dash: "dot" } },
-      // the theory in one colour of its own (the recorded runs take the domains' colours)
-      { type: "scatter", mode: "lines", name: "theory, i.i.d. α: Thm 3.8, eq. (7)", x: ks, y: eq7, line: { color: pal.target_only, dash: "dash" } },
-      { type: "scatter", mode: "lines", name: "theory, i.i.d. α, with verify cost: eq. (8)", x: ks, y: eq8, line: { color: pal.target_only } },
+      { type: "scatter", mode: "lines", name: "eq. (7): free verify", x: ks, y: eq7, line: { color: pal.target_only, dash: "dash" } },
+      { type: "scatter", mode: "lines", name: "eq. (8): with the verify cost", x: ks, y: eq8, line: { color: pal.target_only } },
       { type: "scatter", mode: "markers", name: "best k of eq. (8)", x: [best], y: [eq8[best - 1]], marker: { color: pal.accept, size: 14, symbol: "star" } },
       { type: "scatter", mode: "markers", name: "your k", x: [k], y: [eq8[k - 1]], marker: { color: pal.q, size: 11 } },
     ];
-    // What the site's runs say: acceptance by position as recorded (runs of agreement), at the sliders' c and
-    // verify cost. Not a fit to the speedups: the measured markers below are the check.
-    const runAware = (this.data.runs || []).map(function (r) {
-      const y = ks.map(function (i) { return runAwareTokensPerPass(r.per_position, i) / (c * i + 1 + slope * i); });
-      traces.push({ type: "scatter", mode: "lines+markers", name: "from the recorded acceptance runs: " + r.label, x: ks, y: y,
-        line: { color: pal[r.domain], width: 2.5, dash: "dashdot" }, marker: { color: pal[r.domain], size: 5 } });
-      return { label: r.label, y: y, best: bestOf(y) + 1 };
-    });
-    this.data.measured.forEach(function (m) {
+    measured.forEach(function (m) {
       traces.push({ type: "scatter", mode: "markers", name: "measured here: " + m.label, x: m.k, y: m.speedup,
-        marker: { color: pal[m.domain], symbol: m.mode === "greedy" ? "circle-open" : "x", size: 9 } });
+        marker: { color: pal[m.domain], symbol: "circle-open", size: 10, line: { width: 2 } } });
     });
     const speedDiv = document.getElementById("pg-speedup-chart");
-    Plotly.react(speedDiv, traces, themed(titled(speedDiv, "The theory for these numbers, what this site's runs say, and its measurements", { height: 460, margin: { t: 30, r: 10, b: 20, l: 50 },
-      // every k on a wide screen; every other one on a phone, where the right-hand axis leaves the plot about 230 px
+    Plotly.react(speedDiv, traces, themed(titled(speedDiv, "Speedup over the target alone: the theory for these numbers and the measured " + domain + " sweep", {
+      height: 440, margin: { t: 30, r: 10, b: 20, l: 50 },
+      // every k on a wide screen; every other one on a phone
       xaxis: { title: { text: "k" }, range: [0.5, 16.5], tick0: 1, dtick: speedDiv.clientWidth < 600 ? 2 : 1, automargin: true },
-      yaxis: { title: { text: "speedup (× target-only)" }, automargin: true },
-      yaxis2: { title: { text: "tokens per pass" }, overlaying: "y", side: "right", automargin: true, showgrid: false,
-        tickmode: "auto", nticks: 5, tickformat: ".1f", rangemode: "tozero" },  // its own ticks, not the left axis's gridlines
+      yaxis: { title: { text: "speedup (× target-only)" }, automargin: true, rangemode: "tozero" },
       legend: { orientation: "h", x: 0, xref: "container", y: 0, yref: "container", yanchor: "bottom" } })), configFor(speedDiv)).then(noTabStops);
     const theory = eq8[best - 1] <= 1
-      ? "Independent-α theory, eq. (8): speculation does not pay here (at best " + eq8[best - 1].toFixed(2) + "× at k = " + best + ": below 1 is slower than the target alone)."
-      : "Independent-α theory, eq. (8): " + (best === ks.length && eq8[best - 1] > eq8[best - 2]
+      ? "Eq. (8): speculation does not pay here (at best " + eq8[best - 1].toFixed(2) + "× at k = " + best + ": below 1 is slower than the target alone)."
+      : "Eq. (8): " + (best === ks.length && eq8[best - 1] > eq8[best - 2]
         ? "the speedup still rises at k = " + best + ", the largest k drawn here (it would take a longer draft), "
-        : "use k = " + best + ", ") + "expect " + eq8[best - 1].toFixed(2) + "× (" + tpp[best - 1].toFixed(2) + " tokens per target pass).";
-    const runs = runAware.map(function (r) {
-      return r.label + ": best k = " + r.best + ", " + r.y[r.best - 1].toFixed(2) + "×";
-    }).join("; ");
-    const measured = this.data.measured.map(function (m) {
+        : "its best k is " + best + ", ") + eq8[best - 1].toFixed(2) + "× (" + tpp[best - 1].toFixed(2) + " tokens per target pass, eq. (6)).";
+    const told = measured.map(function (m) {
       const i = bestOf(m.speedup);
-      return m.label + ": best k = " + m.k[i] + ", " + m.speedup[i].toFixed(2) + "×";
+      return m.label + ", largest median at k = " + m.k[i] + ", " + m.speedup[i].toFixed(2) + "× (medians over a few prompts: " +
+        "the neighbouring k are not told apart, the Benchmark says which)";
     }).join("; ");
     this.readout.textContent = "With α = " + a.toFixed(2) + ", c = " + c.toFixed(3) + " and a verify pass of 1 + " + slope.toFixed(3) +
-      " × k. " + theory + " At your k = " + k + ": " + eq8[k - 1].toFixed(2) + "×. From this site's recorded acceptance runs (acceptances " +
-      "come in runs, which i.i.d. α ignores), at the same c and verify cost: " + runs + ". Measured: " + measured + ".";
+      " × k. " + theory + " At your k = " + k + ": " + eq8[k - 1].toFixed(2) + "×, " + tpp[k - 1].toFixed(2) +
+      " tokens per target pass. Measured: " + told + ".";
   };
 
   // ------------------------------------------------------------------ 3. the race

@@ -592,6 +592,93 @@
     root._specdec = vis;
   }
 
+  // ------------------------------------------------------------------ Home's strip: a recorded run, step by step
+  // Leviathan et al.'s Figure 1 from this site's data: each step's accepted drafts, the rejected one (struck
+  // through) and the target's own token. It plays itself once (a step every STRIP_MS), unless the reader asked
+  // for reduced motion, then shows the whole run; Play / Step / Restart drive it. Token text goes in as text.
+  const STRIP_MS = 550;
+  const STRIP_WORDS = { accepted: "accepted draft", rejected: "rejected draft", resampled: "the target's token in its place",
+    bonus: "bonus token (all k accepted)" };
+  function Strip(root, run, palette) {
+    this.root = root; this.run = run; this.shown = 0; this.timer = null;
+    root.textContent = "";
+    ["accepted", "rejected", "resampled", "bonus"].forEach(function (f) { root.style.setProperty("--sv-" + f, palette[f]); });
+    const legend = el("div", { class: "sv-legend", "aria-hidden": "true" });
+    ["accepted", "rejected", "resampled", "bonus"].forEach(function (f) {
+      legend.appendChild(el("span", { class: "sv-tok sv-" + f }, STRIP_WORDS[f]));
+    });
+    const controls = el("div", { class: "sv-controls" });
+    this.play = el("button", { type: "button", class: "md-button", id: "strip-play" }, "Pause");
+    this.step = el("button", { type: "button", class: "md-button", id: "strip-step" }, "Next step");
+    this.restart = el("button", { type: "button", class: "md-button", id: "strip-restart" }, "Restart");
+    controls.append(this.play, this.step, this.restart);
+    this.status = el("p", { class: "strip-status", id: "strip-status", role: "status", "aria-live": "polite" });
+    this.text = el("div", { class: "strip-text", id: "strip-text" });
+    this.text.appendChild(el("span", { class: "strip-prompt" }, run.prompt));
+    this.steps = run.steps.map(function (s, i) {
+      const span = el("span", { class: "strip-step", "data-step": String(i), hidden: "" });
+      s.accepted.forEach(function (t) { span.appendChild(el("span", { class: "sv-tok sv-accepted" }, t)); });
+      if (s.rejected !== null) span.appendChild(el("span", { class: "sv-tok sv-rejected" }, visibleIfBlank(s.rejected)));
+      if (s.extra !== null) span.appendChild(el("span", { class: "sv-tok sv-" + s.extra_fate }, s.extra));
+      return span;
+    });
+    const text = this.text;
+    this.steps.forEach(function (span) { text.appendChild(span); });
+    root.append(controls, this.status, this.text, legend);
+    const self = this;
+    this.play.addEventListener("click", function () { self.timer ? self.pause() : self.start(); });
+    this.step.addEventListener("click", function () { self.pause(); self.show(self.shown + 1); });
+    this.restart.addEventListener("click", function () { self.show(0); self.start(); });
+    const still = window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+    if (still) { this.show(run.steps.length); this.pause(); } else { this.show(0); this.start(); }
+  }
+  // a rejected whitespace token would be invisible when struck through: shown as the visualizer shows it
+  function visibleIfBlank(t) { return t.trim() ? t : visible(t); }
+  Strip.prototype.show = function (n) {
+    const total = this.run.steps.length;
+    this.shown = Math.max(0, Math.min(n, total));
+    const shown = this.shown;
+    this.steps.forEach(function (span, i) {
+      if (i < shown) span.removeAttribute("hidden"); else span.setAttribute("hidden", "");
+      span.classList.toggle("strip-current", i === shown - 1);
+    });
+    this.status.textContent = shown === 0 ? "The prompt; press Next step or Play." : this.describe(shown - 1);
+    if (shown >= total) this.pause();
+  };
+  Strip.prototype.describe = function (i) {
+    const s = this.run.steps[i], n = s.accepted.length, k = this.run.k;
+    let what = "Step " + (i + 1) + " of " + this.run.steps.length + ": ";
+    if (s.rejected !== null) {
+      what += (n === 0 ? "the draft's first guess was rejected" : n + " of the draft's guesses accepted, the next rejected") +
+        (s.extra !== null ? ", and the target wrote its own token in its place." : ".");
+    } else {
+      what += "all " + k + " guesses accepted" + (s.extra !== null ? ", plus a bonus token from the same target pass." : ".");
+    }
+    return what + " " + (n + (s.extra !== null ? 1 : 0)) + " token" + (n + (s.extra !== null ? 1 : 0) === 1 ? "" : "s") +
+      " for one pass of the target.";
+  };
+  Strip.prototype.start = function () {
+    const self = this;
+    if (this.shown >= this.run.steps.length) this.show(0);
+    clearInterval(this.timer);
+    this.timer = setInterval(function () { self.show(self.shown + 1); }, STRIP_MS);
+    this.play.textContent = "Pause";
+  };
+  Strip.prototype.pause = function () {
+    clearInterval(this.timer);
+    this.timer = null;
+    this.play.textContent = this.shown >= this.run.steps.length ? "Play again" : "Play";
+  };
+  let currentStrip = null;
+  function renderStrip() {
+    if (currentStrip) { currentStrip.pause(); currentStrip = null; }  // the page before instant navigation
+    const root = document.getElementById("specdec-strip");
+    const data = document.getElementById("specdec-strip-data");
+    if (!root || !data) return;
+    const payload = JSON.parse(data.content.textContent);
+    currentStrip = root._specdec = new Strip(root, payload.run, payload.palette);
+  }
+
   function rerenderThemed() {
     if (!window.Plotly) return;
     renderFigures();
@@ -600,6 +687,7 @@
   }
 
   function init() {
+    renderStrip();
     withKatex(renderMath);
     withPlotly(function () {
       renderFigures();

@@ -464,62 +464,97 @@ def figure_id(name: str) -> str:
 
 
 def render_marker(marker: str) -> str:
-    """The HTML of one marker's body (what stood between [[ and ]])."""
+    """The HTML of one marker's body (what stood between [[ and ]]): one renderer per kind (RENDERERS), loud on any
+    other."""
     text = f"[[{marker}]]"
     if marker.startswith("!"):
         return page_text(f"[[{marker[1:]}]]")
     kind, _, name = marker.partition(":")
-    if kind == "fig" and name:
-        if not FIGURE_NAME.fullmatch(name) or name in contract.SPECIAL:
-            raise PluginError(f"{where(text)}: [[fig:{name}]] names no figure (a figure's name is lowercase letters, "
-                              f"digits and _, the stem of a docs/figures/*.json figure file)")
-        try:
-            fig = load_checked(name)
-        except PluginError as err:
-            raise PluginError(f"{where(text)}: {err}") from err
-        _page["used"].add(kind)
-        div = html.escape(figure_id(name))
-        return (f'<div class="specdec-figure" id="{div}" role="img" aria-label="{html.escape(fig["title"])}" '
-                f'data-specdec-marker="{html.escape(marker)}"></div>\n'
-                f'<template class="specdec-figure-data" data-for="{div}" data-search-exclude>{script_json(fig["figure"])}</template>')
-    if kind == "val" and name:
-        return page_text(str(lookup_value(name, text)))
-    if kind == "table" and name:
-        tables = load_checked("tables")["tables"]
-        if name not in tables:
-            raise PluginError(f"{where(text)}: [[table:{name}]]: tables.json has no table {name!r} (it has "
-                              f"{', '.join(sorted(tables))}); {FIX}")
-        _page["used"].add(kind)
-        table = tables[name]
-        head = "".join(f"<th>{page_text(c)}</th>" for c in table["columns"])
-        body = "".join("<tr>" + "".join(f"<td>{table_cell(c)}</td>" for c in row) + "</tr>" for row in table["rows"])
-        # In Material's own wrappers (its script wraps only the tables Markdown makes), so that a phone scrolls it
-        # sideways; no class on the <table>, which Material's table style requires.
-        return (f'<div class="md-typeset__scrollwrap"><div class="md-typeset__table">'
-                f'<table id="table-{html.escape(name)}" data-specdec-marker="{html.escape(marker)}">'
-                f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div></div>")
-    if kind == "data" and name:
-        folder = data_folder()
-        if not FIGURE_NAME.fullmatch(name.replace(".", "_").replace("-", "_")) or not (DOCS / folder / name).is_file():
-            raise PluginError(f"{where(text)}: [[data:{name}]]: docs/{folder}/{name} is not a file of the artifact folder "
-                              "the figures were built from")
-        href = get_relative_url(f"{folder}/{name}", _page["url"])
-        return f'<a href="{html.escape(href)}"><code>{page_text(f"docs/{folder}/{name}")}</code></a>'
-    if marker == "visualizer":
-        if "visualizer" in _page["used"]:
-            raise PluginError(f"{where(text)}: a second [[visualizer]] on one page (it is one widget with fixed ids)")
-        _page["used"].add("visualizer")
-        data = load_checked("visualizer")
-        payload = {"runs": data["runs"], "palette": data["palette"], "layout": data["layout"]}  # the charts' margins, height
-        return ('<div id="specdec-visualizer" class="specdec-visualizer" data-specdec-marker="visualizer"></div>\n'
-                f'<template id="specdec-visualizer-data" data-search-exclude>{script_json(payload)}</template>')
-    if kind == "playground" and name in (*PLAYGROUND_PANELS, "data"):
-        _page["used"].add(kind)
-        if name in PLAYGROUND_PANELS:
-            return f'<div id="pg-{name}-panel" class="pg-panel" data-specdec-marker="{html.escape(marker)}"></div>'
-        data = load_checked("playground")
-        payload = {key: data[key] for key in ("rule", "speedup", "race", "palette")}
-        return (f'<template id="specdec-playground-data" data-search-exclude '
-                f'data-specdec-marker="{html.escape(marker)}">{script_json(payload)}</template>')
-    raise PluginError(f"{where(text)}: unknown marker {text} (expected [[fig:NAME]], [[val:NAME]], [[table:NAME]], [[data:FILE]], [[visualizer]] "
-                      f"or [[playground:{'|'.join(PLAYGROUND_PANELS + ('data',))}]]; [[!...]] for the literal text)")
+    renderer = RENDERERS.get(kind)
+    if renderer is None or (name == "") != (kind in WHOLE_MARKERS):
+        known = ", ".join(f"[[{k}]]" if k in WHOLE_MARKERS else f"[[{k}:NAME]]" for k in RENDERERS)
+        raise PluginError(f"{where(text)}: unknown marker {text} (expected one of {known}; [[!...]] for the literal text)")
+    return renderer(name, text, marker)
+
+
+def render_figure(name: str, text: str, marker: str) -> str:
+    if not FIGURE_NAME.fullmatch(name) or name in contract.SPECIAL:
+        raise PluginError(f"{where(text)}: [[fig:{name}]] names no figure (a figure's name is lowercase letters, "
+                          f"digits and _, the stem of a docs/figures/*.json figure file)")
+    try:
+        fig = load_checked(name)
+    except PluginError as err:
+        raise PluginError(f"{where(text)}: {err}") from err
+    _page["used"].add("fig")
+    div = html.escape(figure_id(name))
+    return (f'<div class="specdec-figure" id="{div}" role="img" aria-label="{html.escape(fig["title"])}" '
+            f'data-specdec-marker="{html.escape(marker)}"></div>\n'
+            f'<template class="specdec-figure-data" data-for="{div}" data-search-exclude>{script_json(fig["figure"])}</template>')
+
+
+def render_value(name: str, text: str, marker: str) -> str:
+    return page_text(str(lookup_value(name, text)))
+
+
+def render_table(name: str, text: str, marker: str) -> str:
+    tables = load_checked("tables")["tables"]
+    if name not in tables:
+        raise PluginError(f"{where(text)}: [[table:{name}]]: tables.json has no table {name!r} (it has "
+                          f"{', '.join(sorted(tables))}); {FIX}")
+    _page["used"].add("table")
+    table = tables[name]
+    head = "".join(f"<th>{page_text(c)}</th>" for c in table["columns"])
+    body = "".join("<tr>" + "".join(f"<td>{table_cell(c)}</td>" for c in row) + "</tr>" for row in table["rows"])
+    # In Material's own wrappers (its script wraps only the tables Markdown makes), so that a phone scrolls it
+    # sideways; no class on the <table>, which Material's table style requires.
+    return (f'<div class="md-typeset__scrollwrap"><div class="md-typeset__table">'
+            f'<table id="table-{html.escape(name)}" data-specdec-marker="{html.escape(marker)}">'
+            f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div></div>")
+
+
+def render_data_link(name: str, text: str, marker: str) -> str:
+    folder = data_folder()
+    if not FIGURE_NAME.fullmatch(name.replace(".", "_").replace("-", "_")) or not (DOCS / folder / name).is_file():
+        raise PluginError(f"{where(text)}: [[data:{name}]]: docs/{folder}/{name} is not a file of the artifact folder "
+                          "the figures were built from")
+    href = get_relative_url(f"{folder}/{name}", _page["url"])
+    return f'<a href="{html.escape(href)}"><code>{page_text(f"docs/{folder}/{name}")}</code></a>'
+
+
+def render_visualizer(name: str, text: str, marker: str) -> str:
+    if "visualizer" in _page["used"]:
+        raise PluginError(f"{where(text)}: a second [[visualizer]] on one page (it is one widget with fixed ids)")
+    _page["used"].add("visualizer")
+    data = load_checked("visualizer")
+    payload = {"runs": data["runs"], "palette": data["palette"], "layout": data["layout"]}  # the charts' margins, height
+    return ('<div id="specdec-visualizer" class="specdec-visualizer" data-specdec-marker="visualizer"></div>\n'
+            f'<template id="specdec-visualizer-data" data-search-exclude>{script_json(payload)}</template>')
+
+
+def render_playground(name: str, text: str, marker: str) -> str:
+    if name not in (*PLAYGROUND_PANELS, "data"):
+        raise PluginError(f"{where(text)}: unknown marker {text} (a Playground marker is "
+                          f"[[playground:{'|'.join(PLAYGROUND_PANELS + ('data',))}]])")
+    _page["used"].add("playground")
+    if name in PLAYGROUND_PANELS:
+        return f'<div id="pg-{name}-panel" class="pg-panel" data-specdec-marker="{html.escape(marker)}"></div>'
+    data = load_checked("playground")
+    payload = {key: data[key] for key in ("rule", "speedup", "race", "palette")}
+    return (f'<template id="specdec-playground-data" data-search-exclude '
+            f'data-specdec-marker="{html.escape(marker)}">{script_json(payload)}</template>')
+
+
+def render_strip(name: str, text: str, marker: str) -> str:
+    """Home's strip of a recorded run, played step by step (specdec.js); no Plotly."""
+    if "strip" in _page["used"]:
+        raise PluginError(f"{where(text)}: a second [[strip]] on one page (it is one widget with fixed ids)")
+    _page["used"].add("strip")
+    data = load_checked("strip")
+    return ('<div id="specdec-strip" class="specdec-strip" data-specdec-marker="strip"></div>\n'
+            f'<template id="specdec-strip-data" data-search-exclude>{script_json({"run": data["run"], "palette": data["palette"]})}</template>')
+
+
+# The marker kinds: [[kind:NAME]] -> its renderer; the kinds in WHOLE_MARKERS take no name ([[visualizer]]).
+RENDERERS = {"fig": render_figure, "val": render_value, "table": render_table, "data": render_data_link,
+             "visualizer": render_visualizer, "playground": render_playground, "strip": render_strip}
+WHOLE_MARKERS = ("visualizer", "strip")
