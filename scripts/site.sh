@@ -5,8 +5,11 @@
 #   bash scripts/site.sh --serve              -> also serve it on http://127.0.0.1:8000
 #   bash scripts/site.sh --device cuda        -> the committed configuration on a GPU: docs/data/cuda/, and its site
 #                                                (with docs/data/cpu/ as a copy under site/cpu/, a switch between them)
-#   bash scripts/site.sh --data docs/data/X   -> the site from an artifact folder of your own (built with --out); its
-#                                                data is not regenerated
+#   bash scripts/site.sh --data DIR           -> the site from an artifact folder of your own (built with --out), every
+#                                                page its own (the Notebook too), built from a copy of docs/: the
+#                                                committed files are left as they are; its data is not regenerated
+# Served anywhere but at http://127.0.0.1:8000/: set SPECDEC_SITE_URL to the URL it is served at (its 404 page and
+# instant navigation need it), e.g. SPECDEC_SITE_URL=https://example.org/specdec/ bash scripts/site.sh
 # Extra arguments after --data-args are passed to scripts/build_data.py (e.g. --force).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,8 +18,10 @@ usage="usage: bash scripts/site.sh [--serve] [--device cpu|cuda] [--data DIR] [-
 while [ $# -gt 0 ]; do
   case "$1" in
     --serve) serve=1 ;;
-    --device) shift; device=${1:?$usage} ;;
-    --data) shift; data=${1:?$usage} ;;
+    --device|--data)
+      if [ $# -lt 2 ] || [ -z "$2" ]; then echo "site.sh: $1 needs a value; $usage" >&2; exit 2; fi
+      if [ "$1" = --device ]; then device=$2; else data=$2; fi
+      shift ;;
     --data-args) shift; data_args=("$@"); break ;;
     *) echo "$usage" >&2; exit 2 ;;
   esac

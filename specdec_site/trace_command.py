@@ -17,10 +17,24 @@ import math
 import time
 from pathlib import Path
 
+import numpy
+
 from specdec.fileio import write_json_atomic
 
-from .cli import MAX_K, MAX_SEED, OneLineParser, add_model_options, make_context, out_problem, resolve_models
+from .context import BuildError
 from .meta import MemorySampler, metadata
+from .options import (
+    MAX_K,
+    MAX_PROMPT_BYTES,
+    MAX_SEED,
+    OneLineParser,
+    add_model_options,
+    committed_file_problem,
+    make_context,
+    out_problem,
+    prove_file_writable,
+    resolve_models,
+)
 from .prompts import PROMPT_ID, USER_DOMAIN
 
 DRAFTERS = ("model", "ngram", "hybrid")
@@ -59,36 +73,76 @@ def parse_args(argv, prog: str) -> argparse.Namespace:
 
 
 def argument_problem(args) -> str | None:
-    """What is wrong with the arguments, before anything loads (the sampling rules are the library's own)."""
+    """What is wrong with the arguments, before anything loads (the sampling rules are the library's own); the output
+    file is written to once here, so that a run is never lost to a path that cannot take it."""
     from specdec import SamplingConfig
+    from specdec.limits import MIN_TEMPERATURE
 
+    args.notes = []
     if args.prompt_file is not None:
         try:
-            args.prompt = Path(args.prompt_file).expanduser().read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as err:
-            return f"--prompt-file {args.prompt_file}: cannot read it ({err})"
+            raw = Path(args.prompt_file).expanduser().read_bytes()
+        except OSError as err:
+            return f"--prompt-file {args.prompt_file}: cannot read it ({err.strerror or err})"
+        if len(raw) > MAX_PROMPT_BYTES:
+            return (f"--prompt-file {args.prompt_file} is {len(raw):,} bytes, over the {MAX_PROMPT_BYTES:,} a prompt may "
+                    "have (a model's context holds far less): give a shorter one")
+        try:
+            args.prompt = raw.decode("utf-8")  # as the file has it: CRLF line ends stay CRLF
+        except UnicodeDecodeError as err:
+            return f"--prompt-file {args.prompt_file}: not UTF-8 text ({err})"
+        if args.prompt.startswith("\ufeff"):
+            args.prompt = args.prompt[1:]
+            args.notes.append("the prompt file's UTF-8 byte-order mark was left out of the prompt")
+        if "\r\n" in args.prompt:
+            args.notes.append("the prompt keeps the file's CRLF line ends")
+    if len(args.prompt.encode()) > MAX_PROMPT_BYTES:
+        return (f"the prompt is {len(args.prompt.encode()):,} bytes, over the {MAX_PROMPT_BYTES:,} a prompt may have "
+                "(a model's context holds far less)")
     if not args.prompt.strip():
         return "the prompt is empty"
-    if not PROMPT_ID.fullmatch(args.domain):
-        return f"--domain must be 1-80 letters, digits, '.', '_' or '-', got {args.domain!r}"
+    if not PROMPT_ID.fullmatch(args.domain) or not any(c.isalnum() for c in args.domain):
+        return f"--domain must be 1-80 letters, digits, '.', '_' or '-', with a letter or digit, got {args.domain!r}"
     if not 1 <= args.k <= MAX_K:
         return f"--k must be in [1, {MAX_K}], got {args.k}"
     if not 1 <= args.max_new_tokens <= MAX_NEW_TOKENS:
         return f"--max-new-tokens must be in [1, {MAX_NEW_TOKENS}], got {args.max_new_tokens}"
     if not 0 <= args.seed <= MAX_SEED:
         return f"--seed must be in [0, 2**63 - 2**20], got {args.seed}"
-    if not math.isfinite(args.temperature):
+    if not math.isfinite(args.temperature) or args.temperature < 0:
         return f"--temperature must be a finite number >= 0, got {args.temperature}"
+    if 0 < args.temperature < MIN_TEMPERATURE:
+        return f"--temperature {args.temperature} is too small to sample from (the least is {MIN_TEMPERATURE}); 0 is greedy"
+    if args.top_k is not None and args.top_k < 1:
+        return f"--top-k must be an integer >= 1 (leave it out for no top-k), got {args.top_k}"
+    if args.top_p is not None and not (math.isfinite(args.top_p) and 0 < args.top_p <= 1):
+        return f"--top-p must be in (0, 1] (leave it out for no top-p), got {args.top_p}"
+    if args.top_p is not None and float(numpy.float32(args.top_p)) <= 0:
+        return (f"--top-p {args.top_p} is 0 in float32, where the probabilities are summed: no token could be kept; "
+                "use at least 1e-38")
     try:
         SamplingConfig(args.temperature, args.top_k, args.top_p)
     except ValueError as err:
-        return "--" + str(err).replace("_", "-", 1)
+        return "--" + str(err).replace("_", "-", 1).replace(" or None", "")
     if not args.out.strip():
         return "--out is empty: give the trace file's path"
+    if args.out.strip() == "-":
+        return "--out -: the trace is written to a file, not to standard output: give the file's path"
     out = Path(args.out).expanduser()
     if out.is_dir():
         return f"--out {args.out} is a folder: give the trace file's path"
-    return out_problem(out.parent)
+    return committed_file_problem(out) or out_problem(out.parent) or prove_file_writable(out)
+
+
+def context_problem(ctx, prompt_ids: int, max_new_tokens: int) -> str | None:
+    """A prompt and its new tokens past the target's context: the run would fail or go wrong after a long prefill
+    (a 10k-token prompt ran past a 2,048-token context with no word). Checked once the pair is loaded, before any
+    decoding."""
+    limit = getattr(ctx.target.model.config, "max_position_embeddings", None)
+    if limit and prompt_ids + max_new_tokens > limit:
+        return (f"the prompt is {prompt_ids:,} tokens; with --max-new-tokens {max_new_tokens} that is past the target's "
+                f"context of {limit:,} tokens: shorten the prompt or ask for fewer tokens")
+    return None
 
 
 def with_progress(policy, bar):
@@ -123,6 +177,15 @@ def main(argv, prog: str) -> int:
         mode = "greedy" if args.temperature == 0 else "sampled"
         prompt = {"id": "prompt", "kind": "chat" if args.chat else "completion", "text": args.prompt}
         ctx.target  # noqa: B018 (load the pair before the bar starts)
+        tokenizer = ctx.target.tokenizer
+        if args.chat and not getattr(tokenizer, "chat_template", None):
+            raise BuildError(f"--chat: the target {args.target} has no chat template; leave --chat out to give the prompt "
+                             "as plain text")
+        text = tokenizer.apply_chat_template([{"role": "user", "content": args.prompt}], tokenize=False,
+                                             add_generation_prompt=True) if args.chat else args.prompt
+        problem = context_problem(ctx, len(tokenizer(text).input_ids), args.max_new_tokens)
+        if problem:
+            raise BuildError(problem)
         with tqdm(total=args.max_new_tokens, desc="trace", unit="tok") as bar:
             policy = with_progress(make_policy(args.policy, args.k), bar)
             run = record_run(ctx, args.domain, prompt, mode, sampling, policy, args.k, args.max_new_tokens,
@@ -135,7 +198,13 @@ def main(argv, prog: str) -> int:
         meta["seconds"] = round(time.perf_counter() - start, 1)
         meta["peak_rss_gb"] = memory.peak_gb()
     out = Path(args.out).expanduser()
-    write_json_atomic(out, {"metadata": meta, "draft_variant": ctx.default_draft_name, "runs": [run]})
+    try:
+        write_json_atomic(out, {"metadata": meta, "draft_variant": ctx.default_draft_name, "runs": [run]})
+    except OSError as err:  # checked before the run (prove_file_writable), but a disk can fill up meanwhile
+        raise BuildError(f"--out {out}: the run finished but could not be written ({err.strerror or err}); "
+                         "nothing was written there") from err
+    for note in args.notes:
+        print(f"[trace] note: {note}")
     trace = run["trace"]
     equal = {None: "", True: "; identical to the target's greedy output", False: "; DIFFERS from the target's greedy"
              " output (a near-tie? see the math page's note)"}[run["equals_target_greedy"]]

@@ -26,6 +26,14 @@ def fmt(x, digits: int = 2) -> str:
     return f"{x:.{digits}f}"
 
 
+def fmt_p(p, digits: int = 2) -> str:
+    """A p-value to `digits` significant digits; one that underflowed to 0 as "< 1e-300" (it is not 0), and a test
+    that could not be computed (too few draws: the audit's "inconclusive") as "–"."""
+    if p is None:
+        return "–"
+    return "< 1e-300" if p == 0 else f"{p:.{digits}g}"
+
+
 def _meta(a):
     return a["policies"]["metadata"]
 
@@ -150,21 +158,20 @@ def _data_commit(a) -> str:
 
 
 def _bibtex(a) -> str:
-    """The site's BibTeX entry, from CITATION.cff (title, authors, version, date, URL if it has one) and the git
-    commit(s) the data was built at."""
+    """The site's BibTeX entry, from CITATION.cff (title, authors, version, date) and the git commit(s) the data was
+    built at. Two fields are known only when the site is built, and the hook fills them (specdec_hook.BUILD_FIELDS):
+    the one commit of the pages' text (@DOCS_COMMIT@) and the URL the site is served at, when one is set
+    (@SITE_URL@), with the versioned URL of its source at that commit (@SOURCE_URL@); a line whose field has no value
+    is left out."""
     cff = _citation()
     authors = " and ".join("{" + x["name"] + "}" if "name" in x else f"{x['family-names']}, {x['given-names']}"
                            for x in cff["authors"])
-    # where the site is served, else where its code lives: the Pages workflow sets both (mkdocs.yml reads the same)
-    url = (os.environ.get("SPECDEC_SITE_URL") or os.environ.get("SPECDEC_REPO_URL") or cff.get("url")
-           or cff.get("repository-code"))
-    commits = _commits(a)
     fields = [("title", cff["title"]), ("author", authors), ("version", cff["version"]),
-              ("year", str(cff["date-released"])[:4]), ("url", url),
-              ("commit", ", ".join(commits) or None),
+              ("year", str(cff["date-released"])[:4]), ("url", "@SITE_URL@"), ("commit", "@DOCS_COMMIT@"),
+              ("howpublished", "\\url{@SOURCE_URL@}"),
               ("note", f"Version {cff['version']}; data built by scripts/build_data.py at git commit "
                        f"{_data_commit(a)}")]
-    lines = [f"  {key:<8} = {{{value}}}" for key, value in fields if value]
+    lines = [f"  {key:<12} = {{{value}}}" for key, value in fields if value]
     return "@software{specdec,\n" + ",\n".join(lines) + "\n}"
 
 
@@ -776,10 +783,10 @@ VALUES: dict[str, Callable] = {
     # exactness
     "exact_correct_tv": _rule("correct", lambda r: fmt(r["tv_distance"], 4)),
     "exact_noise_tv": _noise_tv,
-    "exact_correct_p": _rule("correct", lambda r: f"{r['p_value']:.3g}"),
+    "exact_correct_p": _rule("correct", lambda r: fmt_p(r["p_value"], 3)),
     "exact_correct_samples": _rule("correct", lambda r: f"{r['samples']:,}"),
     "exact_naive_residual_tv": _rule("naive_residual", lambda r: fmt(r["tv_distance"], 4)),
-    "exact_naive_residual_p": _rule("naive_residual", lambda r: f"{r['p_value']:.3g}"),
+    "exact_naive_residual_p": _rule("naive_residual", lambda r: fmt_p(r["p_value"], 3)),
     "exact_naive_residual_samples": _rule("naive_residual", lambda r: f"{r['samples']:,}"),
     "cx_correct": _cx("correct"),
     "cx_naive_residual": _cx("naive_residual"),
@@ -935,8 +942,8 @@ def audit_tables(artifacts: dict) -> dict:
         impossible = f"; {r['impossible']} continuations the target never makes" if r["impossible"] else ""
         rows.append([f"`{r['name']}`", r["implementation"] + (" (a control: must fail)" if r["control"] else ""),
                      r["settings"],
-                     f"{r['p_value']:.2g}", f"{fmt(r['tv_bins'], 3)} ({fmt(r['tv_noise'], 3)}){impossible}",
-                     fmt(r["tv_detectable"], 3), verdict])
+                     fmt_p(r["p_value"], 2), f"{fmt(r['tv_bins'], 3)} ({fmt(r['tv_noise'], 3)}){impossible}",
+                     "–" if r["tv_detectable"] is None else fmt(r["tv_detectable"], 3), verdict])
     return {
         "audit": {"columns": ["row", "implementation", "sampling", "p-value", "TV (noise)", "detectable TV",
                               "verdict"], "rows": rows},

@@ -32,7 +32,8 @@ pytestmark = pytest.mark.build
 
 WORDS = ["<unk>", "</s>", "def", "return", "x", "y", "+", "(", ")", ":", "the", "a", "of", "to", "and", "is", "in",
          "if", "for", "not"]
-PAGES = ["", "visualizer/", "playground/", "benchmark/", "math/", "exactness/", "reproduce/", "glossary/", "source/"]
+PAGES = ["", "visualizer/", "playground/", "benchmark/", "math/", "choosing-k/", "exactness/", "reproduce/", "glossary/",
+         "source/"]
 # Phrases that state what the measured run was: each must be true of the set's artifacts where a page says it.
 MODEL_WORDS = re.compile(r"Qwen[\w.-]*\w|\b[01]\.5B\b|Q4_K_M|GGUF")
 DRAFT_VARIANT = re.compile(r"\b(int8|fp32|bf16|fp16) draft\b")

@@ -3,6 +3,7 @@
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -203,12 +204,14 @@ def math_symbols(latex: str) -> set[str]:
     return found | set(re.findall(r"(?<![A-Za-z])(?:[A-Za-z]bb|[A-Za-z][~^'*]|[A-Za-z])(?![A-Za-z~^'*])", latex))
 
 
-def test_every_math_symbol_has_one_meaning_in_the_symbol_table():
-    """Issue 36: The Math opens with a symbol table; every symbol its formulas use is in it, once. The meanings
-    that once collided stay apart: α is the acceptance rate only (the per-token probability is a, the wrong rule's
-    formula included), c is the draft's cost only (the confidence is κ), and T is a time only (temperature is
-    written out)."""
-    text = (ROOT / "docs" / "math.md").read_text()
+@pytest.mark.parametrize("page", ["math.md", "choosing-k.md"])
+def test_every_math_symbol_has_one_meaning_in_the_symbol_table(page):
+    """Issue 36: The Math (and Choosing k, its continuation) opens with a symbol table; every symbol its formulas use
+    is in it, once. The meanings that once collided stay apart: α is the acceptance rate only (the per-token
+    probability is a, the wrong rule's formula included), c is the draft's cost only (the confidence is κ), and T is
+    a time only (temperature is written out); issue 43: the verify cost of (8) is V_k, not v_k, whose v_1 was also
+    the slope of (10)-(13)."""
+    text = (ROOT / "docs" / page).read_text()
     table = re.search(r"\| symbol \| meaning \|\n\|---\|---\|\n((?:\|.*\|\n)+)", text)
     assert table, "the math page has no symbol table"
     rows = [line.split(" | ")[0].lstrip("| ") for line in table.group(1).splitlines()]
@@ -225,6 +228,7 @@ def test_every_math_symbol_has_one_meaning_in_the_symbol_table():
     assert not re.search(r"α\s*·?\s*q\b|\\alpha\\?,?\s*q\b", text), "α used for one token's acceptance probability"
     assert not re.search(r"\bT\s*=\s*\d", prose), "T used for the temperature"
     assert not re.search(r"\bc_j\b|\bc_\{?j", text), "c used for the confidence"
+    assert not re.search(r"v_k\b", text), "v_k for the verify cost of (8): it is V_k (v_1 is the slope of (10)-(13))"
 
 
 def test_no_build_module_imports_torch_at_import_time():
@@ -655,3 +659,57 @@ def test_the_site_build_fails_loudly_without_the_replay_or_probe_table(monkeypat
     with pytest.raises(SystemExit, match=command):
         site_files.write_site_files(ROOT / "docs" / "data" / "cpu", tmp_path / "figures")
     assert not (tmp_path / "figures").exists()
+
+
+# ---------------------------------------------------------------- a user's site from a user's folder (issue 48)
+
+
+def test_a_site_of_ones_own_folder_is_its_own_and_leaves_the_tree_as_it_was(tmp_path):
+    """Cases 4 and 10: `build_site.py --data DIR` rewrote the committed docs/figures/*.json (and, for a folder outside
+    docs/, refused after writing them), and showed the committed Notebook. Now it builds from a copy of docs/: the
+    site's Notebook is the folder's own, and the committed figures and notebook are untouched."""
+    import nbformat
+
+    from specdec.fileio import sha256_file
+    from specdec_site import site_build
+
+    own = tmp_path / "elsewhere" / "my-run"
+    shutil.copytree(ROOT / "docs" / "data" / "cpu", own)
+    notebook = nbformat.read(ROOT / "docs" / "notebooks" / "walkthrough.ipynb", as_version=4)
+    notebook.cells[0].source += "\n\nMARKER-OF-MY-OWN-RUN"
+    nbformat.write(notebook, own / "walkthrough.ipynb")
+    watched = [p for folder in ("figures", "notebooks") for p in sorted((ROOT / "docs" / folder).rglob("*")) if p.is_file()]
+    before = {p: sha256_file(p) for p in watched}
+    site_build.build(ROOT, "cpu", own, tmp_path / "site", log=lambda line: None)
+    assert {p: sha256_file(p) for p in watched} == before
+    assert not any((ROOT / "docs" / "data").glob("my-run*")) and not (ROOT / "docs" / "data" / "own").exists()
+    page = (tmp_path / "site" / "notebooks" / "walkthrough" / "index.html").read_text()
+    assert "MARKER-OF-MY-OWN-RUN" in page
+    assert (tmp_path / "site" / "benchmark" / "index.html").is_file()
+
+
+def test_a_device_folder_must_hold_that_devices_run(tmp_path):
+    """Case 11: the switch named a copy by its folder: CPU artifacts in docs/data/cuda/ showed as CUDA."""
+    from specdec_site import site_build
+
+    for device in ("cpu", "cuda"):
+        folder = tmp_path / "docs" / "data" / device
+        folder.mkdir(parents=True)
+        shutil.copy2(ROOT / "docs" / "data" / "cpu" / "traces.json", folder / "traces.json")
+    with pytest.raises(SystemExit, match="docs/data/cuda/ holds a run recorded on cpu"):
+        site_build.site_copies(tmp_path, "cpu")
+
+
+def test_a_run_without_a_rejected_sampled_step_builds_its_playground():
+    """Case 12: a draft equal to the target makes no rejection, and the site build failed with a traceback."""
+    from specdec_site import site_files
+
+    artifacts = site_files.load_artifacts(ROOT / "docs" / "data" / "cpu")
+    for run in artifacts["traces"]["runs"]:
+        for step in run["trace"]["steps"]:
+            step["n_accepted"] = step["k"]  # every draft accepted
+    assert site_files.real_position_preset(artifacts) is None
+    values = {"code_greedy_best_alpha": "0.87", "code_greedy_best_c": "0.138", "code_greedy_best_k": "8"}
+    data = site_files.playground_data(artifacts, values)
+    assert [p["name"] for p in data["rule"]["presets"]][:3] == ["q = p", "disjoint supports",
+                                                                 "the counterexample (math page, eq. 9)"]

@@ -385,7 +385,8 @@ def test_bench_kernels_checks_its_arguments_before_loading_a_model(argv, monkeyp
 def committed_digests() -> dict:
     from specdec.fileio import sha256_file
 
-    return {p: sha256_file(p) for p in sorted((ROOT / "docs" / "data").rglob("*")) if p.is_file()}
+    folders = [ROOT / "docs" / name for name in ("data", "figures", "notebooks")]
+    return {p: sha256_file(p) for folder in folders for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 @pytest.mark.parametrize("args,message", [
@@ -588,28 +589,100 @@ def test_the_device_dependent_choices(device, dtype, no_int8, expected):
     assert calls == [device, device]
 
 
-@pytest.mark.parametrize("args,message", [
+TRACE_REFUSALS = [
     (["--prompt", "", "--out", "{tmp}/t.json"], "the prompt is empty"),
     (["--prompt", "x", "--out", "{tmp}"], "is a folder: give the trace file's path"),
     (["--prompt", "x", "--out", ""], "--out is empty"),
     (["--prompt", "x", "--out", "{tmp}/t.json", "--temperature", "1e-39"], "temperature 1e-39 is too small"),
-    (["--prompt", "x", "--out", "{tmp}/t.json", "--top-k", "0"], "top-k must be a positive integer"),
+    (["--prompt", "x", "--out", "{tmp}/t.json", "--top-k", "0"], "--top-k must be an integer >= 1"),
     (["--prompt", "x", "--out", "{tmp}/t.json", "--k", "65"], "--k must be in [1, 64]"),
     (["--prompt", "x", "--out", "{tmp}/t.json", "--draft", "/nonexistent"], "--draft: the draft folder"),
     (["--prompt-file", "{tmp}/missing.txt", "--out", "{tmp}/t.json"], "--prompt-file"),
     (["--out", "{tmp}/t.json"], "one of the arguments --prompt --prompt-file is required"),
-])
-def test_the_trace_command_checks_its_arguments_before_loading(args, message, tmp_path):
+    # issue 48: committed files, paths that cannot take the file, values that round to nothing
+    (["--prompt", "x", "--out", "docs/data/cpu/traces.json"], "the committed data the site is built from"),
+    (["--prompt", "x", "--out", "docs/figures/x.json"], "the committed data the site is built from"),
+    (["--prompt", "x", "--out", "-"], "not to standard output"),
+    (["--prompt", "x", "--out", "/proc/x.json"], "cannot write there"),
+    (["--prompt", "x", "--out", "{tmp}/" + "a" * 250 + ".json"], "past the 255 a file name may have"),
+    (["--prompt", "x", "--out", "{tmp}/t.json", "--top-p", "1e-46"], "is 0 in float32"),
+    (["--prompt", "x", "--out", "{tmp}/t.json", "--top-p", "0"], "--top-p must be in (0, 1]"),
+    (["--prompt", "x", "--out", "{tmp}/t.json", "--domain", ".."], "with a letter or digit"),
+    (["--prompt-file", "{tmp}/huge.txt", "--out", "{tmp}/t.json"], "over the 1,048,576 a prompt may have"),
+]
+
+
+def run_in_process(entry_argv, capsys, monkeypatch):
+    """The build's entry point in this process, with model loading made to fail: a refusal must come before it."""
+    from specdec_site import cli, options, trace_command
+
+    def no_models(*args, **kwargs):
+        raise AssertionError("a model context was made: the refusal came too late")
+
+    for module in (cli, options, trace_command):
+        monkeypatch.setattr(module, "make_context", no_models, raising=False)
+    try:
+        code = cli.entry(entry_argv, prog="python -m specdec_site")
+    except SystemExit as exit_info:  # the parser's refusals exit; a BuildError is returned as 2
+        code = exit_info.code
+    return code, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args,message", TRACE_REFUSALS)
+def test_the_trace_command_checks_its_arguments_before_loading(args, message, tmp_path, capsys, monkeypatch):
+    """Each refusal in one line, exit 2, nothing written, no model context made; in this process (a subprocess each
+    cost 2-3 s of imports: test_the_trace_command_refuses_before_torch_loads keeps one)."""
+    (tmp_path / "huge.txt").write_text("x" * (1 << 20 | 1))
     args = [a.format(tmp=tmp_path) for a in args]
-    start = time.perf_counter()
-    result = subprocess.run([sys.executable, "-m", "specdec_site", "trace", *args], capture_output=True, text=True,
-                            timeout=60, cwd=ROOT, env={**os.environ, "HF_HUB_OFFLINE": "1",
-                                                       "SPECDEC_CACHE": str(tmp_path / "cache")})
-    assert time.perf_counter() - start < 5
-    lines = result.stderr.strip().splitlines()
-    assert result.returncode == 2 and len(lines) == 1, result.stderr
+    before = committed_digests()
+    monkeypatch.setenv("SPECDEC_CACHE", str(tmp_path / "cache"))
+    code, err = run_in_process(["trace", *args], capsys, monkeypatch)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1, err
     assert lines[0].startswith("python -m specdec_site trace: error:") and message in lines[0], lines[0]
     assert not (tmp_path / "t.json").exists() and not (tmp_path / "cache").exists()
+    assert committed_digests() == before
+    assert not list(tmp_path.glob(".*tmp-*")), "the write test left its file"
+
+
+def test_the_trace_command_refuses_before_torch_loads(tmp_path):
+    """One subprocess (the in-process tests above share an interpreter that has torch already): the refusal comes
+    before torch, transformers or a model is imported, within seconds."""
+    code = ("import sys; from specdec_site.cli import entry; rc = entry(['trace', '--prompt', 'x', '--out', "
+            "'docs/data/cpu/traces.json']); assert 'transformers' not in sys.modules, 'transformers imported'; "
+            "sys.exit(rc)")
+    start = time.perf_counter()
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT,
+                            env={**os.environ, "HF_HUB_OFFLINE": "1", "SPECDEC_CACHE": str(tmp_path / "cache")})
+    assert time.perf_counter() - start < 10
+    assert result.returncode == 2 and "the committed data the site is built from" in result.stderr, result.stderr
+    assert not (tmp_path / "cache").exists()
+
+
+BUILD_REFUSALS = [
+    (["--out", "docs/figures", "--stages", "exactness"], "holds committed files of this repository"),
+    (["--out", "docs/notebooks", "--stages", "notebook"], "holds committed files of this repository"),
+    (["--out", "specdec", "--quick"], "holds committed files of this repository"),
+    (["--prompts", "{tmp}/blank.jsonl"], "is empty: give it at least one prompt"),
+    (["--prompts", "{tmp}/UP.JSONL", "--out", "{tmp}/o"], "must end in lowercase .jsonl"),
+    (["--prompts", "{tmp}/dots.jsonl", "--out", "{tmp}/o"], "has no letter or digit"),
+]
+
+
+@pytest.mark.parametrize("args,message", BUILD_REFUSALS)
+def test_the_build_refuses_outputs_and_prompt_files_it_would_misread(args, message, tmp_path, capsys, monkeypatch):
+    """Issue 48, cases 2 and 3 and the unclear ones: the build's --out never a folder of committed files (it wrote
+    docs/figures/exactness.json); a blank prompts file is not "no prompts" (the run became the committed
+    configuration); a .JSONL is not one text prompt; '.' and '..' are no domains."""
+    (tmp_path / "blank.jsonl").write_text("  \n\n")
+    (tmp_path / "UP.JSONL").write_text('{"text": "hi"}\n')
+    (tmp_path / "dots.jsonl").write_text('{"text": "hi", "domain": ".."}\n')
+    args = [a.format(tmp=tmp_path) for a in args]
+    before = committed_digests()
+    code, err = run_in_process(args, capsys, monkeypatch)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and message in lines[0], err
+    assert committed_digests() == before
 
 
 def test_the_caveats_are_stated_where_the_claims_are():

@@ -329,3 +329,37 @@ def test_a_table_marker_renders_its_rows_escaped_and_an_unknown_table_fails(hook
         render(hook, "[[table:nope]]\n")
     with pytest.raises(PluginError, match="in a heading"):
         render(hook, "## A [[table:audit]]\n")
+
+
+# ---------------------------------------------------------------- fields only a build knows (issue 43: citing)
+
+
+def test_build_fields_fill_the_bibtex_and_drop_what_is_unknown(hook, monkeypatch):
+    entry = "@software{x,\n  url = {@SITE_URL@},\n  commit = {@DOCS_COMMIT@},\n  howpublished = {\\url{@SOURCE_URL@}}\n}"
+    monkeypatch.setattr(hook, "docs_commit", lambda: "a" * 40)
+    monkeypatch.delenv("SPECDEC_SITE_URL", raising=False)
+    monkeypatch.delenv("SPECDEC_REPO_URL", raising=False)
+    hook._cache.clear()
+    out = hook.fill_build_fields(entry)
+    assert out == "@software{x,\n  commit = {" + "a" * 40 + "}\n}", out  # no URL set: those lines left out
+    monkeypatch.setenv("SPECDEC_SITE_URL", "https://example.org/specdec/")
+    monkeypatch.setenv("SPECDEC_REPO_URL", "https://example.org/code/")
+    hook._cache.clear()
+    out = hook.fill_build_fields(entry)
+    assert "url = {https://example.org/specdec/}" in out and "@" not in out.replace("@software", "")
+    assert "howpublished = {\\url{https://example.org/code/tree/" + "a" * 40 + "}}" in out
+
+
+def test_the_docs_commit_is_this_checkout_head(hook):
+    import subprocess
+
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    commit = hook.docs_commit()
+    assert commit is not None and commit.split()[0] == head
+
+
+def test_the_committed_bibtex_has_one_commit_field_to_fill():
+    values = json.loads((ROOT / "docs" / "figures" / "values.json").read_text())["values"]
+    entry = values["cite_bibtex"]
+    assert re.search(r"^\s*commit\s*= \{@DOCS_COMMIT@\},?$", entry, re.M), entry
+    assert entry.count("commit ") == 1

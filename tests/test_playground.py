@@ -21,7 +21,8 @@ from specdec_site.mutants import naive_rule
 
 pytestmark = [needs_chromium, pytest.mark.browser]
 
-PAGES = ["", "visualizer/", "playground/", "benchmark/", "math/", "exactness/", "notebooks/walkthrough/", "reproduce/",
+PAGES = ["", "visualizer/", "playground/", "benchmark/", "math/", "choosing-k/", "exactness/", "notebooks/walkthrough/",
+         "reproduce/",
          "source/"]
 
 

@@ -16,7 +16,7 @@ from browser import SHOTS, needs_chromium, open_page
 
 pytestmark = [needs_chromium, pytest.mark.browser]
 
-FIGURE_PAGES = ["", "benchmark/", "exactness/"]
+FIGURE_PAGES = ["", "benchmark/", "math/", "exactness/"]
 WIDTHS = [1400, 375]
 SCHEMES = ["default", "slate"]
 
@@ -194,14 +194,20 @@ def test_time_breakdown_draws_the_target_only_bar(site, browser):
     page.close()
 
 
+# The numbered equations of each page with math: The Math has (1)-(9), Choosing k continues with (10)-(14).
+EQUATIONS = {"math/": range(1, 10), "choosing-k/": range(10, 15)}
+
+
+@pytest.mark.parametrize("path", EQUATIONS)
 @pytest.mark.parametrize("width", WIDTHS)
-def test_numbered_equations_fit_and_their_tags_stay_off_the_formula(site, browser, width):
+def test_numbered_equations_fit_and_their_tags_stay_off_the_formula(site, browser, width, path):
     """Every numbered equation keeps to the text column: at 375 px one wider than the column wraps between its
     top-level terms (the theme's narrow layout had put every term on a line of its own, at the screen's edge), and
     only (5), an aligned block that cannot wrap, scrolls, from the column's left edge (a centred block that
     overflows would hide its start where no scrolling reaches)."""
-    page, _ = open_page(browser, site + "math/", width=width)
-    page.wait_for_function("document.querySelectorAll('.katex-display .tag').length >= 14", timeout=15000)
+    page, _ = open_page(browser, site + path, width=width)
+    count = len(EQUATIONS[path])
+    page.wait_for_function(f"document.querySelectorAll('.katex-display .tag').length >= {count}", timeout=15000)
     found = page.evaluate("""() => Array.from(document.querySelectorAll('.katex-display')).filter(d => d.querySelector('.tag')).map(d => {
         const box = e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
         const tag = d.querySelector('.tag');
@@ -209,7 +215,7 @@ def test_numbered_equations_fit_and_their_tags_stay_off_the_formula(site, browse
                 column: box(d.closest('article').querySelector('p')), page: document.documentElement.clientWidth,
                 right: box(d)[2], scrolls: d.scrollWidth > d.clientWidth + 1};
     })""")
-    assert len(found) == 14
+    assert len(found) == count
     for eq in found:
         assert not any(overlap(eq["tagBox"], b, slack=1) for b in eq["bases"]), f"tag {eq['tag']} on its formula"
         assert eq["right"] <= eq["page"] + 1, f"equation {eq['tag']} runs off the page"
@@ -218,19 +224,86 @@ def test_numbered_equations_fit_and_their_tags_stay_off_the_formula(site, browse
         if not eq["scrolls"]:
             assert max(b[2] for b in [*eq["bases"], eq["tagBox"]]) <= right + 1, f"equation {eq['tag']} past the column"
     narrow = width < 720  # the theme's narrow layout, below 44.984375em (specdec.css)
-    assert [eq["tag"] for eq in found if eq["scrolls"]] == (["(5)"] if narrow else [])
+    assert [eq["tag"] for eq in found if eq["scrolls"]] == (["(5)"] if narrow and path == "math/" else [])
     page.close()
 
 
-def test_every_numbered_equation_has_a_visible_link_and_references_link_to_it(site, browser):
-    page, _ = open_page(browser, site + "math/")
+@pytest.mark.parametrize("path", EQUATIONS)
+def test_every_numbered_equation_has_a_visible_link_and_references_link_to_it(site, browser, path):
+    page, _ = open_page(browser, site + path)
     links = page.evaluate("""() => Array.from(document.querySelectorAll('.eq-anchor')).map(a => ({
         id: a.id, href: a.querySelector('a.eq-link').getAttribute('href'), text: a.innerText.trim(),
         visible: a.querySelector('a.eq-link').getBoundingClientRect().height > 0}))""")
-    assert [x["id"] for x in links] == [f"eq-{n}" for n in range(1, 15)]
+    assert [x["id"] for x in links] == [f"eq-{n}" for n in EQUATIONS[path]]
     assert all(x["href"].endswith(f"#{x['id']}") and x["visible"] and x["text"].startswith("¶") for x in links)
     refs = page.evaluate("""() => Array.from(document.querySelectorAll('article a[href*="#eq-"]'))
-        .filter(a => !a.classList.contains('eq-link')).map(a => '#' + a.getAttribute('href').split('#')[1])""")
-    assert len(refs) >= 15 and all(page.locator(h).count() == 1 for h in set(refs)), refs
-    assert page.locator("#eq-speedup").count() == 1, "the named anchors cited before stay"
+        .filter(a => !a.classList.contains('eq-link') && a.pathname === location.pathname)
+        .map(a => '#' + a.getAttribute('href').split('#')[1])""")  # this page's own equations
+    assert len(refs) >= len(EQUATIONS[path]) and all(page.locator(h).count() == 1 for h in set(refs)), refs
+    if path == "math/":
+        assert page.locator("#eq-speedup").count() == 1, "the named anchors cited before stay"
+        # the anchors of (10)-(14), cited before they moved to Choosing k, stay here as links to their new place
+        moved = page.evaluate("() => Array.from(document.querySelectorAll('.eq-moved p')).map(p => p.id)")
+        assert moved == [f"eq-{n}" for n in EQUATIONS["choosing-k/"]]
+    page.close()
+
+
+# ---------------------------------------------------------------- Home, as a newcomer reads it (issue 43)
+
+# Terms Home may use only where they are defined: the first time each appears it must be a link to its definition
+# (the glossary or The Math). And terms of the Benchmark's machinery that Home must not use at all.
+HOME_TERMS = {"draft": "glossary", "target": "glossary", "k": "glossary", "residual": "glossary",
+              "bonus token": "glossary", "acceptance rate": "glossary", "draft cost": "glossary"}
+HOME_NOT_USED = ["core set", "matrix", "oracle", "draft yield", "â", "HumanEval-"]
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+@pytest.mark.parametrize("width", WIDTHS)
+def test_home_has_no_clipped_label_and_no_term_before_its_definition(site, browser, width, scheme):
+    page, log = open_page(browser, site, width=width)
+    page.evaluate(f"() => document.body.setAttribute('data-md-color-scheme', '{scheme}')")
+    page.wait_for_selector("#strip-status")
+    # every box of the step diagram and the strip keeps its text inside it, at a readable size
+    found = page.evaluate("""() => {
+        const out = [];
+        const article = document.querySelector('article').getBoundingClientRect();
+        document.querySelectorAll('.sd-flow .sd-box, .sd-flow figcaption, .sd-flow b, .sd-flow span, #specdec-strip *').forEach(e => {
+            const r = e.getBoundingClientRect(), css = getComputedStyle(e);
+            if (!r.width) return;
+            out.push({what: e.className || e.tagName, text: e.textContent.slice(0, 40), size: parseFloat(css.fontSize),
+                      overflow: e.scrollWidth > e.clientWidth + 1 && css.overflowX === 'visible' && e.clientWidth > 0,
+                      outside: r.left < article.left - 1 || r.right > article.right + 1});
+        });
+        return out;
+    }""")
+    assert found
+    bad = [f for f in found if f["overflow"] or f["outside"] or f["size"] < 11]
+    assert not bad, bad[:5]
+    # terms: defined (linked) at their first use, and the Benchmark's machinery not used
+    text = page.inner_text("article")
+    for term in HOME_NOT_USED:
+        assert term not in text, f"Home uses {term!r}, which it never defines (it belongs on the Benchmark)"
+    first = page.evaluate("""(terms) => {
+        const article = document.querySelector('article');
+        const walker = document.createTreeWalker(article, NodeFilter.SHOW_TEXT);
+        const out = {};
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            if (node.parentElement.closest('pre, code, template, #specdec-strip, .specdec-figure, .sd-flow figcaption, em')) continue;
+            for (const term of terms) {
+                if (term in out) continue;
+                const re = new RegExp('(^|[^A-Za-z])' + term.replace(/ /g, '\\\\s+') + '($|[^A-Za-z])', 'i');
+                if (re.test(node.textContent)) {
+                    const link = node.parentElement.closest('a');
+                    out[term] = link ? link.getAttribute('href') : null;
+                }
+            }
+        }
+        return out;
+    }""", list(HOME_TERMS))
+    for term, where in HOME_TERMS.items():
+        assert term in first, f"Home never uses {term!r} (update HOME_TERMS)"
+        assert first[term] and where in first[term], f"Home's first {term!r} is not a link to its definition: {first[term]}"
+    assert log["errors"] == []
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"home-{width}-{scheme}.png"), full_page=True)
     page.close()

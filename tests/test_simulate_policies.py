@@ -119,7 +119,7 @@ def test_hindsight_threshold_is_a_replayable_rule_below_the_oracle(pair):
 
 def test_replay_refuses_a_cap_beyond_the_recorded_chains(tmp_path):
     chains = tmp_path / "chains.json"
-    chains.write_text('{"k": 4, "tokens": 2, "prompts": []}')
+    chains.write_text('{"k": 4, "tokens": 2, "prompts": [{"id": "x", "domain": "code", "chains": []}]}')
     for k in ("5", "0", "-1"):  # 0 too: it once fell through to the recorded cap
         with pytest.raises(SystemExit, match="recorded with up to 4 drafts"):
             sim.main(["replay", str(chains), "--k", k])
@@ -173,6 +173,51 @@ def test_the_shipped_prior_is_the_fit_of_the_committed_design_chains():
     benchmark = {p["id"] for domain, n in FULL.core_prompts.items() for p in public_prompts(domain, 0, n)}
     assert not benchmark & {p["id"] for p in data["prompts"]}
     assert {p["domain"] for p in data["prompts"]} == set(FULL.core_prompts)
+
+
+def test_fit_writes_the_library_prior_from_the_design_chains_only(tmp_path, capsys):
+    """Issue 48, case 5: `fit` rewrote specdec/prior.py from any chains file (3 prompts, a NaN cost) and the new file
+    said it came from the design chains. Now the library's prior comes from the design chains alone; other chains
+    need --out, and a file that is no chains file is refused in one line."""
+    prior = (ROOT / "specdec" / "prior.py").read_bytes()
+    small = tmp_path / "small.json"
+    small.write_text(json.dumps({"k": 4, "tokens": 2, "costs": {}, "prompts": [
+        {"id": f"p{i}", "domain": "code", "chains": []} for i in range(3)]}))
+    nan_cost = tmp_path / "nan.json"
+    nan_cost.write_text(json.dumps({"k": 4, "tokens": 2, "prompts": [{"id": "x", "domain": "code", "chains": []}],
+                                    "costs": {"code": {"draft": float("nan"), "intercept": 1.0, "slope": 0.1,
+                                                       "per_k": {}}}}).replace("NaN", "NaN"))
+    binary = tmp_path / "binary.json.gz"
+    binary.write_bytes(bytes(range(256)))
+    empty = tmp_path / "empty.json"
+    empty.write_text("")
+    cases = [([str(small)], "give --out FILE"),
+             ([str(small), "--out", str(ROOT / "specdec" / "prior.py")], "give --out FILE"),
+             ([str(small), "--out", str(tmp_path / "mine.py")], "a prior needs at least 10"),
+             ([str(nan_cost), "--out", str(tmp_path / "mine.py")], "not finite non-negative seconds"),
+             ([str(binary), "--out", str(tmp_path / "mine.py")], "not a chains file written by `collect`"),
+             ([str(empty), "--out", str(tmp_path / "mine.py")], "not a chains file written by `collect`")]
+    for argv, message in cases:
+        with pytest.raises(SystemExit) as exit_info:
+            sim.main(["fit", *argv])
+        assert message in str(exit_info.value.code), (argv, exit_info.value.code)
+    assert (ROOT / "specdec" / "prior.py").read_bytes() == prior
+    assert not (tmp_path / "mine.py").exists()
+
+
+def test_fit_of_other_chains_says_what_they_are(tmp_path, capsys):
+    """A prior fitted on chains of one's own (--out) names its command, its pair and its prompts, not the design's."""
+    import gzip
+
+    data = json.loads(gzip.open(ROOT / "scripts" / "design_chains.json.gz", "rt").read())
+    data["recorded"] = {**data["recorded"], "target": "my/target", "draft": "my/draft"}
+    mine = tmp_path / "my-chains.json"
+    mine.write_text(json.dumps(data))
+    sim.main(["fit", str(mine), "--out", str(tmp_path / "mine.py")])
+    text = (tmp_path / "mine.py").read_text()
+    assert "my/target (target) and my/draft (draft)" in text and "my-chains.json" in text
+    doc = " ".join(text.split('"""')[1].split())
+    assert "design_chains" not in doc and "simulate_policies.py fit" in doc and "prompts of my-chains.json" in doc
 
 
 def test_a_prompt_recorded_twice_counts_once(tmp_path):

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 from browser import ROOT, SHOTS, build_site, needs_chromium, open_page, serve
 
-PAGES = ["", "visualizer/", "playground/", "benchmark/", "math/", "exactness/", "notebooks/walkthrough/", "reproduce/",
+PAGES = ["", "visualizer/", "playground/", "benchmark/", "math/", "choosing-k/", "exactness/", "notebooks/walkthrough/",
+         "reproduce/",
          "source/"]
 
 pytestmark = [needs_chromium, pytest.mark.browser]
@@ -293,7 +294,7 @@ def test_page_weight_and_plotly_only_where_needed(site, browser):
         plotly = [u for u in urls if "plotly" in u]
         katex = [u for u in urls if "/katex" in u]
         weights[path or "home"] = {"bytes": total, "plotly": bool(plotly), "katex": bool(katex), "requests": len(urls)}
-        assert bool(katex) == (path == "math/"), f"{path}: KaTeX must load on the math page only: {katex}"
+        assert bool(katex) == has_math(path), f"{path}: KaTeX must load on the pages with math only: {katex}"
         if needs_plotly(path):
             assert plotly and all("plotly.js-basic-" in u for u in plotly), (path, plotly)
         else:
@@ -532,6 +533,61 @@ def test_a_malformed_trace_file_is_refused_with_a_message(site, browser, tmp_pat
     page.close()
 
 
+def _step(doc, run=0, where=None):
+    """The first step of the run that satisfies `where` (default: a step with a rejection)."""
+    steps = doc["runs"][run]["trace"]["steps"]
+    return next(s for s in steps if (where or (lambda s: s["n_accepted"] < s["k"]))(s))
+
+
+def _set(target, **fields):
+    target.update(fields)
+
+
+def _zero_draws(step):
+    step["uniforms"] = [0.0] * step["k"]
+
+
+# Files that pass the shape checks but cannot be drawn, or contradict themselves (issue 48, cases 14-17): each is
+# refused with a message, the page's runs stay, and the page answers at once.
+HOSTILE_FILES = {
+    "policy as an object": (lambda d: _set(d["runs"][0], policy={"toString": 1}), "policy must be a string"),
+    "domain as an object": (lambda d: _set(d["runs"][0], domain={"toString": 1}), "domain must be a string"),
+    "a 200,000-id top list": (lambda d: _set(_step(d)["top_p"][0], ids=list(range(200000)), probs=[0.0] * 200000),
+                              "a top list of 200000 ids"),
+    "a 2,000-id top list": (lambda d: _set(_step(d)["top_q"][0], ids=list(range(2000)), probs=[0.0] * 2000),
+                            "a top list of 2000 ids"),
+    "k = 100,000": (lambda d: _set(_step(d), k=100000), "k must be an integer in [0, 64]"),
+    "0 accepted with a bonus": (lambda d: _set(_step(d, where=lambda s: s["n_accepted"] == s["k"] > 0), n_accepted=0),
+                                "yet a bonus token"),
+    "all accepted with no bonus": (lambda d: _set(_step(d), n_accepted=_step(d)["k"]), "yet a resampled token"),
+    "a rejection drawn below min(1, p/q)": (lambda d: _zero_draws(_step(d, run=1, where=lambda s: s["n_accepted"] < s["k"]
+                                                                     and s["accept_probs"][s["n_accepted"]] > 0.01)),
+                                            "its draw r is below min(1, p/q)"),
+    "an accept probability that is not min(1, p/q)": (lambda d: _step(d)["accept_probs"].__setitem__(0, 0.5 if
+                                                      _step(d)["accept_probs"][0] < 0.4 else 0.0), "not min(1, p/q)"),
+    "an id outside the vocab": (lambda d: _step(d)["draft_tokens"].__setitem__(0, 10 ** 9), "is not in the run's vocab"),
+    "a negative id": (lambda d: _step(d)["emitted"].__setitem__(0, -1), "emitted is not a list of ids"),
+    "an id of 1e300": (lambda d: _set(_step(d), resampled_token=1e300), "must be ids or null"),
+}
+
+
+def test_trace_files_that_contradict_themselves_are_refused_at_once(site, browser, tmp_path):
+    page, log = open_page(browser, site + "visualizer/")
+    page.wait_for_selector("#sv-chart-pq .main-svg")
+    strip = page.inner_text(".sv-strip")
+    for name, (edit, message) in HOSTILE_FILES.items():
+        path = committed_trace_file(tmp_path, edit=edit)
+        started = __import__("time").perf_counter()
+        page.evaluate("() => { document.querySelector('.sv-file-status').textContent = ''; }")
+        status = open_trace(page, path)
+        took = __import__("time").perf_counter() - started
+        assert status.startswith("Not opened: my-trace.json is not a specdec trace file") and message in status, (name, status)
+        assert took < 5, f"{name}: {took:.1f} s to refuse"
+        assert page.inner_text(".sv-strip") == strip, f"{name}: the page's own runs are gone"
+    assert log["errors"] == [], log["errors"]
+    page.close()
+
+
 def test_a_hostile_trace_file_shows_its_text_and_runs_nothing(site, browser, tmp_path):
     def edit(doc):
         for run in doc["runs"]:
@@ -706,3 +762,20 @@ def test_no_table_is_wider_than_its_column_at_1400_px(site, browser, path):
       }).filter(([w, column]) => w > column + 1)""")
     assert wide == [], wide
     page.close()
+
+
+def test_every_documented_equation_anchor_exists(site):
+    """Reproduce & cite lists each equation's numbered and named anchors: each is an id on its page (issue 43)."""
+    import re
+    import urllib.request
+
+    table = (ROOT / "docs" / "reproduce.md").read_text().split("### Equation anchors", 1)[1]
+    anchors = re.findall(r"\(((?:math|choosing-k)\.md)#([a-z0-9-]+)\)", table) + \
+        [("math.md", "eq-alpha")] + [("math.md", f"eq-{n}") for n in range(10, 15)]
+    assert len(anchors) >= 28
+    html = {}
+    for page, anchor in anchors:
+        if page not in html:
+            with urllib.request.urlopen(site + page.removesuffix(".md") + "/") as response:
+                html[page] = response.read().decode()
+        assert f'id="{anchor}"' in html[page], f"{page}#{anchor} is documented but not on the page"

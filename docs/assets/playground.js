@@ -340,7 +340,7 @@
       return;
     }
     this.result.textContent = which + " against p: chi-square " +
-      (isFinite(test.stat) ? test.stat.toFixed(1) : "∞") + " on " + test.df + " degrees of freedom, p-value " + test.p.toPrecision(3) +
+      (isFinite(test.stat) ? test.stat.toFixed(1) : "∞") + " on " + test.df + " degrees of freedom, p-value " + (test.p === 0 ? "< 1e-300" : test.p.toPrecision(3)) +
       (test.p < 1e-3 ? ": the samples are not distributed as p." : ": consistent with p.");
     this.result.dataset.pvalue = String(test.p);
   };

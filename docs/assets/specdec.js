@@ -212,48 +212,95 @@
   const MAX_TRACE_BYTES = 64 * 1024 * 1024;
   function isInt(x) { return Number.isInteger(x); }
   function isProb(x) { return typeof x === "number" && isFinite(x) && x >= 0 && x <= 1 + 1e-6; }
-  function checkTop(t, where) {
+  // What a trace file may hold, far above what the build and the trace command write (top-10 lists, k <= 64, a few
+  // thousand tokens): a file past these is refused before anything is drawn (a 200,000-id list overflowed the
+  // stack, a 2,000-id one froze the page for 40 s in the label fitting, k = 100,000 never finished).
+  const LIMITS = { k: 64, top: 64, steps: 20000, runs: 200, id: 2147483647, text: 1 << 20 };
+  function isId(x) { return isInt(x) && x >= 0 && x <= LIMITS.id; }
+  function isText(x, max) { return typeof x === "string" && x.length <= (max || LIMITS.text); }
+  function checkTop(t, where, vocab) {
     if (!t || !Array.isArray(t.ids) || !Array.isArray(t.probs) || t.ids.length !== t.probs.length ||
-        !t.ids.every(isInt) || !t.probs.every(isProb)) throw new Error(where + ": a top list needs ids and probs of one length");
+        !t.ids.every(isId) || !t.probs.every(isProb)) throw new Error(where + ": a top list needs ids and probs of one length");
+    if (t.ids.length > LIMITS.top) throw new Error(where + ": a top list of " + t.ids.length + " ids (a trace file's have at most " + LIMITS.top + ")");
+    t.ids.forEach(function (id) { inVocab(id, vocab, where); });
   }
-  function checkStep(s, i) {
+  function inVocab(id, vocab, where) {
+    if (!Object.prototype.hasOwnProperty.call(vocab, String(id))) throw new Error(where + ": token id " + id + " is not in the run's vocab");
+  }
+  // A step must agree with itself, not only have the right shape: every fate, count and token the widget shows is
+  // derived from these fields, and a contradiction would be drawn as it is ("0 of 4 accepted" beside "bonus token").
+  function checkStep(s, i, vocab) {
     const where = "step " + (i + 1);
     if (!s || typeof s !== "object") throw new Error(where + " is not an object");
-    if (!isInt(s.k) || s.k < 0 || !Array.isArray(s.draft_tokens) || s.draft_tokens.length !== s.k || !s.draft_tokens.every(isInt))
+    if (!isInt(s.k) || s.k < 0 || s.k > LIMITS.k) throw new Error(where + ": k must be an integer in [0, " + LIMITS.k + "]");
+    if (!Array.isArray(s.draft_tokens) || s.draft_tokens.length !== s.k || !s.draft_tokens.every(isId))
       throw new Error(where + ": k and draft_tokens disagree");
     if (!isInt(s.n_accepted) || s.n_accepted < 0 || s.n_accepted > s.k) throw new Error(where + ": n_accepted is not in [0, k]");
     ["q_draft_tokens", "p_draft_tokens", "accept_probs", "uniforms"].forEach(function (key) {
       if (!Array.isArray(s[key]) || s[key].length !== s.k || !s[key].every(isProb)) throw new Error(where + ": " + key + " needs k numbers in [0, 1]");
     });
-    if (!Array.isArray(s.emitted) || !s.emitted.every(isInt) || s.emitted.length > s.k + 1) throw new Error(where + ": emitted is not a list of ids");
-    if (!(s.bonus_token === null || isInt(s.bonus_token)) || !(s.resampled_token === null || isInt(s.resampled_token)))
+    if (!Array.isArray(s.emitted) || !s.emitted.every(isId) || s.emitted.length > s.k + 1) throw new Error(where + ": emitted is not a list of ids");
+    if (!(s.bonus_token === null || isId(s.bonus_token)) || !(s.resampled_token === null || isId(s.resampled_token)))
       throw new Error(where + ": bonus_token and resampled_token must be ids or null");
     if (!Array.isArray(s.top_p) || s.top_p.length !== s.k + 1 || !Array.isArray(s.top_q) || s.top_q.length !== s.k)
       throw new Error(where + ": needs k + 1 top_p lists and k top_q lists");
-    s.top_p.concat(s.top_q).forEach(function (t) { checkTop(t, where); });
-    if (s.top_residual !== null && s.top_residual !== undefined) checkTop(s.top_residual, where);
+    s.top_p.concat(s.top_q).forEach(function (t) { checkTop(t, where, vocab); });
+    if (s.top_residual !== null && s.top_residual !== undefined) checkTop(s.top_residual, where, vocab);
+    s.draft_tokens.concat(s.emitted).forEach(function (id) { inVocab(id, vocab, where); });
+    const n = s.n_accepted;
+    // the extra token: a bonus after all k accepted, a resampled token after a rejection; the emitted tokens are the
+    // accepted drafts, then that token (unless the output ended at an end-of-sequence token among the accepted)
+    if (n === s.k ? s.resampled_token !== null : s.bonus_token !== null)
+      throw new Error(where + ": " + (n === s.k ? "all drafts accepted, yet a resampled token" : "a draft rejected, yet a bonus token"));
+    const extra = n === s.k ? s.bonus_token : s.resampled_token;
+    for (let j = 0; j < Math.min(n, s.emitted.length); j++) {
+      if (s.emitted[j] !== s.draft_tokens[j]) throw new Error(where + ": emitted token " + (j + 1) + " is not the accepted draft");
+    }
+    if (s.emitted.length === n + 1 && s.emitted[n] !== extra)
+      throw new Error(where + ": the last emitted token is not the step's " + (n === s.k ? "bonus" : "resampled") + " token");
+    if (s.emitted.length === n + 1 ? extra === null : s.emitted.length < 1)
+      throw new Error(where + ": emitted " + s.emitted.length + " tokens, but no " + (n === s.k ? "bonus" : "resampled") + " token");
+    if (extra !== null) inVocab(extra, vocab, where);
+    // the rule: each acceptance is min(1, p/q), the accepted drafts drew r below it, the first rejected one not
+    for (let j = 0; j < s.k; j++) {
+      const p = s.p_draft_tokens[j], q = s.q_draft_tokens[j];
+      const a = q > 0 ? Math.min(1, p / q) : 1;
+      if (Math.abs(a - s.accept_probs[j]) > 1e-3)
+        throw new Error(where + ": accept_probs[" + j + "] is " + s.accept_probs[j] + ", not min(1, p/q) = " + a.toFixed(4));
+      if (j < n && !(s.uniforms[j] < s.accept_probs[j])) throw new Error(where + ": draft " + (j + 1) + " is counted accepted, but its draw r is not below min(1, p/q)");
+      if (j === n && !(s.uniforms[j] >= s.accept_probs[j])) throw new Error(where + ": draft " + (j + 1) + " is the first rejected, but its draw r is below min(1, p/q)");
+    }
   }
+  const RUN_TEXT = ["domain", "policy", "id"];
   function checkTraceFile(doc) {
     if (!doc || typeof doc !== "object" || !Array.isArray(doc.runs) || doc.runs.length === 0)
       throw new Error("it has no runs (a trace file is what `python -m specdec_site trace` or the build's traces stage writes)");
+    if (doc.runs.length > LIMITS.runs) throw new Error("it has " + doc.runs.length + " runs (at most " + LIMITS.runs + ")");
     doc.runs.forEach(function (r, n) {
       const where = "run " + (n + 1);
-      if (!r || typeof r !== "object" || !r.prompt || typeof r.prompt.text !== "string" || typeof r.prompt.id !== "string")
+      if (!r || typeof r !== "object" || !r.prompt || !isText(r.prompt.text) || !isText(r.prompt.id, 200))
         throw new Error(where + ": no prompt with an id and a text");
+      RUN_TEXT.forEach(function (key) {  // shown as text: a non-string here (an object) used to wipe the widget
+        if (r[key] !== undefined && r[key] !== null && !isText(r[key], 200)) throw new Error(where + ": " + key + " must be a string");
+      });
       if (r.mode !== "greedy" && r.mode !== "sampled") throw new Error(where + ": mode must be greedy or sampled");
-      if (!r.vocab || typeof r.vocab !== "object" || !Object.values(r.vocab).every(function (t) { return typeof t === "string"; }))
+      if (!r.vocab || typeof r.vocab !== "object" || Array.isArray(r.vocab) ||
+          !Object.keys(r.vocab).every(function (key) { return /^\d{1,10}$/.test(key) && isText(r.vocab[key], 1000); }))
         throw new Error(where + ": vocab must map ids to token text");
       if (!r.trace || !isInt(r.trace.k) || !Array.isArray(r.trace.steps) || r.trace.steps.length === 0)
         throw new Error(where + ": no trace with k and steps");
-      r.trace.steps.forEach(checkStep);
+      if (r.trace.steps.length > LIMITS.steps) throw new Error(where + ": " + r.trace.steps.length + " steps (at most " + LIMITS.steps + ")");
+      r.trace.steps.forEach(function (s, i) { checkStep(s, i, r.vocab); });
     });
   }
+  function metaText(x) { return typeof x === "string" || typeof x === "number" ? String(x) : "?"; }
   function describeFile(name, doc) {
-    const m = doc.metadata || {};
-    const models = m.models ? Object.keys(m.models).map(function (role) { return role + " " + m.models[role].name; }).join(", ") : "models not recorded";
-    const device = m.device ? m.device.type + (m.device.name ? " (" + m.device.name + ")" : "") : "device not recorded";
+    const m = doc.metadata && typeof doc.metadata === "object" ? doc.metadata : {};
+    const models = m.models && typeof m.models === "object"
+      ? Object.keys(m.models).map(function (role) { return role + " " + metaText((m.models[role] || {}).name); }).join(", ") : "models not recorded";
+    const device = m.device && typeof m.device === "object" ? metaText(m.device.type) + (m.device.name ? " (" + metaText(m.device.name) + ")" : "") : "device not recorded";
     return "Opened " + name + ": " + doc.runs.length + " run" + (doc.runs.length === 1 ? "" : "s") + "; " + models + "; " +
-      device + (m.dtype ? ", " + m.dtype : "") + (m.date ? "; recorded " + m.date : "") + ". Read in your browser; nothing was uploaded.";
+      device + (m.dtype ? ", " + metaText(m.dtype) : "") + (m.date ? "; recorded " + metaText(m.date) : "") + ". Read in your browser; nothing was uploaded.";
   }
 
   // Colours come from visualizer.json (figures.PALETTE); fates are computed here (stepFates).
@@ -265,8 +312,11 @@
     const runs = this.runs;
     // Start on a sampled run: its p and q are real distributions (greedy ones are one-hot).
     this.run = runs.find(function (r) { return r.mode === "sampled"; }) || runs[0];
-    this.step = 0;
-    this.pos = 0;
+    // ...at its first step with a rejection: where the rule has something to show (a first step of four accepted
+    // drafts at p ≈ q ≈ 0.99 showed nothing)
+    const steps = this.run.trace.steps;
+    this.step = Math.max(0, steps.findIndex(function (s) { return s.n_accepted < s.k; }));
+    this.pos = openingPosition(steps[this.step]);
     this.build();
   }
 
@@ -381,7 +431,7 @@
 
     function pick() {
       const found = self.runs.find(function (r) { return self.runKey(r) === promptSel.value && r.mode === modeSel.value; });
-      if (found) { self.run = found; self.step = 0; self.pos = 0; self.renderRun(); }
+      if (found) { self.run = found; self.step = 0; self.pos = openingPosition(found.trace.steps[0]); self.renderRun(); }
     }
     promptSel.addEventListener("change", pick);
     modeSel.addEventListener("change", pick);
@@ -428,10 +478,14 @@
     });
   };
 
+  // The position a step opens on: its rejected draft, where the rule had something to decide, else the first.
+  function openingPosition(s) {
+    return s.n_accepted < s.k ? s.n_accepted : 0;
+  }
   Visualizer.prototype.go = function (i) {
     const n = this.run.trace.steps.length;
     this.step = Math.max(0, Math.min(n - 1, i));
-    this.pos = 0;
+    this.pos = openingPosition(this.run.trace.steps[this.step]);
     this.renderStep();
   };
 
@@ -456,11 +510,17 @@
     this.renderStep();
   };
 
+  // A token of the strip: its text as written, so that code keeps its layout (spaces as spaces, a newline ends the
+  // line after a ↵ that shows it; ␣/↵ for every character had made code unreadable). Inline, so that the text
+  // flows; a button to the keyboard and to screen readers.
   Visualizer.prototype.tokenButton = function (id, fate, step) {
     const self = this;
-    const b = el("button", { type: "button", class: "sv-tok sv-" + fate, title: fate + " (step " + (step + 1) + ")" },
-      visible(this.tok(id)));
+    const text = this.tok(id);
+    const b = el("span", { role: "button", tabindex: "0", class: "sv-tok sv-" + fate,
+                          title: fate + " (step " + (step + 1) + "): " + visible(text) },
+      text.replace(/\n/g, "\u21b5\n").replace(/\t/g, "\u21e5\t") || "\u2205");
     b.addEventListener("click", function () { self.go(step); });
+    b.addEventListener("keydown", function (e) { if (e.key === "Enter" || e.key === " ") { self.go(step); e.preventDefault(); } });
     return b;
   };
 
@@ -564,8 +624,10 @@
         margin: Object.assign({}, layoutBase.margin, { b: 110 }), xaxis: { title: { text: "draft position" }, range: [0.4, s.k + 0.6], tickformat: "d", dtick: s.k <= 8 ? 1 : undefined }, yaxis: { range: [0, 1.05], title: { text: "probability" } } }))), configFor(accept)).then(noTabStops);
     }
     // the residual at a rejection, or the bonus distribution
+    // tokens whose bar would be visible (at least 0.1% of the axis): a token with no mass, or a sliver of it, gets
+    // no label of its own
     const top = s.top_residual || s.top_p[s.k];
-    const kept = top.ids.map(function (_, i) { return i; }).filter(function (i) { return top.probs[i] > 0; });
+    const kept = top.ids.map(function (_, i) { return i; }).filter(function (i) { return top.probs[i] >= 1e-3; });
     const res = { ids: kept.map(function (i) { return top.ids[i]; }), probs: kept.map(function (i) { return top.probs[i]; }) };
     const title = s.top_residual ? "residual norm(max(0, p \u2212 q)) at the rejected position"
       : (s.k === 0 ? "p: the distribution this step's token was drawn from" : "p after the last draft: the bonus token's distribution");

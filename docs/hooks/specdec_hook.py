@@ -40,6 +40,7 @@ import html
 import json
 import os
 import re
+import subprocess
 import xml.etree.ElementTree as etree
 from html.parser import HTMLParser
 from pathlib import Path
@@ -320,7 +321,52 @@ def lookup_value(name: str, marker: str):
     values = load_checked("values")["values"]
     if name not in values:
         raise PluginError(f"{where(marker)}: unknown value marker [[val:{name}]] (known: {', '.join(sorted(values))})")
-    return values[name]
+    value = values[name]
+    return fill_build_fields(value) if isinstance(value, str) and "@" in value else value
+
+
+def docs_commit() -> str | None:
+    """The commit of the pages being built (`git rev-parse HEAD`), marked when docs/ or mkdocs.yml differ from it;
+    None outside a git checkout."""
+    root = str(DOCS.parent)
+    try:
+        head = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+        dirty = subprocess.run(["git", "-C", root, "status", "--porcelain", "--", "docs", "mkdocs.yml"],
+                               capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if head.returncode != 0:
+        return None
+    return head.stdout.strip() + (" (with uncommitted changes to the pages)" if dirty.stdout.strip() else "")
+
+
+def build_fields() -> dict[str, str | None]:
+    """The fields only a build knows, which values.json holds as @NAME@ (a value written before the site is built
+    cannot hold the commit that will contain it): the pages' commit, and the site's and its source's URLs where the
+    environment names them (SPECDEC_SITE_URL, SPECDEC_REPO_URL: the Pages workflow sets both)."""
+    if "build_fields" not in _cache:
+        commit = docs_commit()
+        repo = (os.environ.get("SPECDEC_REPO_URL") or "").rstrip("/")
+        clean = commit.split()[0] if commit and " " not in commit else None
+        _cache["build_fields"] = {"@DOCS_COMMIT@": commit, "@SITE_URL@": os.environ.get("SPECDEC_SITE_URL") or None,
+                                  "@SOURCE_URL@": f"{repo}/tree/{clean}" if repo and clean else None}
+    return _cache["build_fields"]
+
+
+def fill_build_fields(text: str) -> str:
+    """text with each @NAME@ of build_fields() filled in; a line whose field has no value here is left out."""
+    fields = build_fields()
+    lines = []
+    for line in text.split("\n"):
+        names = [name for name in fields if name in line]
+        if any(fields[name] is None for name in names):
+            continue
+        for name in names:
+            line = line.replace(name, fields[name])
+        lines.append(line)
+    # a dropped last field leaves the entry's last kept line with a trailing comma before "}": take it off
+    out = "\n".join(lines)
+    return out.replace(",\n}", "\n}")
 
 
 # ---------------------------------------------------------------- CSS pruning
