@@ -108,3 +108,38 @@ def test_the_row_command_reruns_a_row(capsys):
     assert row["name"] == "specdec-fixed-model" and row["samples"] == 20 and row["seed"] == 0
     with pytest.raises(SystemExit):
         A.main(["no-such-row"])
+
+
+def test_a_run_too_small_to_test_is_inconclusive_not_passing(pair):
+    """Issue 48, case 9: with one bin the chi-square's p is NaN, and `NaN < alpha` is False: a constant sampler at
+    n = 5 and the alpha-residual control at n = 3 'passed'. Now one bin is 'inconclusive', and a continuation the
+    target never makes fails at any n."""
+    constant = A.audit(lambda *a: torch.tensor([1, 2, 3]), n=5, models=pair)
+    assert constant["verdict"] in ("inconclusive", "fails") and constant["verdict"] != "passes", constant
+    control = run("control-alpha-residual", 3, pair)
+    assert control["verdict"] != "passes" and control["p_value"] is None or control["verdict"] == "fails", control
+
+
+def test_the_row_command_prints_strict_json(capsys):
+    import json
+
+    assert A.main(["control-alpha-residual", "--n", "3"]) == 0
+    row = json.loads(capsys.readouterr().out, parse_constant=lambda c: pytest.fail(f"not JSON: {c}"))
+    assert row["verdict"] == "inconclusive" and row["p_value"] is None
+
+
+@pytest.mark.parametrize("make,message", [
+    (lambda: A.Sampling(top_p=1e-46), "is 0 in float32"),
+    (lambda: A.Sampling(top_p=float("nan")), "top_p must be None or a number in"),
+    (lambda: A.Sampling(temperature=None), "temperature must be a finite number"),
+    (lambda: A.Sampling(top_k=2.5), "top_k must be None or an integer"),
+    (lambda: A.AuditSetup(new_tokens=4), "16,777,216 continuations to enumerate"),
+    (lambda: A.AuditSetup(prompt=(99,)), "prompt must be a non-empty tuple of ids"),
+    (lambda: A.audit(lambda *a: torch.zeros(3, dtype=torch.int64), n=1, seed=None), "seed must be an integer"),
+    (lambda: A.audit(lambda *a: torch.zeros(3, dtype=torch.int64), n=1, seed=float("nan")), "seed must be an integer"),
+    (lambda: A.audit(lambda *a: torch.tensor([1.7, 2.0, 3.0]), n=1), "not token ids"),
+    (lambda: A.audit(lambda *a: torch.tensor([1, 2, 640]), n=1), "outside the vocabulary"),
+])
+def test_the_audit_refuses_what_it_cannot_test_in_one_line(pair, make, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+        make()
