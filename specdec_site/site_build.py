@@ -46,8 +46,8 @@ def site_copies(root: Path, device: str, data: Path | None = None) -> list[SiteC
         if other != device and (root / "docs" / "data" / other / "traces.json").is_file():
             copies.append(SiteCopy(other, root / "docs" / "data" / other, f"{other}/"))
     for copy in copies:  # a folder's name is a claim its artifacts must back: the switch shows it
-        recorded = device_of(copy.data) if (copy.data / "traces.json").is_file() else copy.device
-        if recorded != copy.device:
+        recorded = device_of(copy.data) if (copy.data / "traces.json").is_file() else None
+        if recorded is not None and recorded != copy.device:
             raise SystemExit(f"build_site: docs/data/{copy.device}/ holds a run recorded on {recorded}, so the site "
                              f"would label it {copy.device.upper()}: move it to docs/data/{recorded}/ (or build its "
                              "site alone with --data)")
@@ -92,16 +92,16 @@ def build_own(root: Path, data: Path, site_dir: Path, log=print) -> list[SiteCop
         run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(work / "mkdocs.yml"), "-d", str(site_dir)],
             root, env)
     log(f"[site] data of {data} -> {site_dir}")
-    return [SiteCopy(device_of(data), data, "")]
+    return [SiteCopy(device_of(data) or "cpu", data, "")]
 
 
-def device_of(data: Path) -> str:
+def device_of(data: Path) -> str | None:
     """The device an artifact folder's run was recorded on, from its metadata (not from the folder's name: CPU
     artifacts placed in docs/data/cuda were labelled CUDA)."""
     import json
 
-    meta = json.loads((data / "traces.json").read_text()).get("metadata", {})
-    return str(meta.get("device", {}).get("type", "cpu"))
+    meta = json.loads((data / "traces.json").read_text()).get("metadata") or {}
+    return (meta.get("device") or {}).get("type")
 
 
 def build(root: Path = ROOT, device: str = "cpu", data: Path | None = None, site_dir: Path | None = None,

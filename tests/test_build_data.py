@@ -570,30 +570,27 @@ def test_citation_cff_version_is_the_package_version():
 
 
 def test_bibtex_is_generated_from_citation_cff_and_the_data_commit(monkeypatch):
-    """Reproduce & cite's entry: CITATION.cff's title, authors, version and year, its URL when it has one (or the
-    site's, SPECDEC_SITE_URL), and the git commit every stage was built at (said to be dirty when the data code
-    differed from it)."""
+    """Reproduce & cite's entry: CITATION.cff's title, authors, version and year, the commit(s) the data was built at in
+    its note (said to be dirty when the data code differed), and one `commit` field, the pages' own, which only the
+    build knows: values.json holds @DOCS_COMMIT@ and the hook fills it (tests/test_hook.py), with the site's URL and the
+    versioned source URL where the build names them (issue 43: the field held two stage commits and no URL)."""
     from specdec_site import values
 
-    monkeypatch.delenv("SPECDEC_SITE_URL", raising=False)
-    monkeypatch.delenv("SPECDEC_REPO_URL", raising=False)
     cff = {"title": "T", "authors": [{"name": "specdec contributors"}, {"family-names": "Doe", "given-names": "J"}],
            "version": "9.9.9", "date-released": "2031-02-03"}
     monkeypatch.setattr(values, "_citation", lambda: cff)
     clean = {s: {"metadata": {"git": {"commit": "a" * 40, "clean": True}}} for s in ("traces", "policies", "notebook")}
     entry = values._bibtex(clean)
     assert entry.startswith("@software{specdec,") and entry.endswith("}")
-    for text in ("{T}", "{{specdec contributors} and Doe, J}", "{9.9.9}", "{2031}", "a" * 40):
+    for text in ("{T}", "{{specdec contributors} and Doe, J}", "{9.9.9}", "{2031}", "git commit " + "a" * 12):
         assert text in entry, (text, entry)
-    assert "url" not in entry and "uncommitted" not in entry
-    cff["repository-code"] = "https://example.org/specdec"
+    assert re.search(r"^\s*commit\s+= \{@DOCS_COMMIT@\},$", entry, re.M) and entry.count("@DOCS_COMMIT@") == 1
+    assert "@SITE_URL@" in entry and "uncommitted" not in entry
+    monkeypatch.setenv("SPECDEC_SITE_URL", "https://you.github.io/specdec/")  # read by the hook, never by values.json
+    assert values._bibtex(clean) == entry
     clean["policies"]["metadata"]["git"]["clean"] = False
-    entry = values._bibtex(clean)
-    assert "{https://example.org/specdec}" in entry and "uncommitted changes" in entry
+    assert "uncommitted changes" in values._bibtex(clean)
     assert values._data_commit({"traces": {"metadata": {}}}) == "not recorded"
-    # where the site is served (the Pages workflow sets it, and mkdocs.yml's site_url reads the same variable)
-    monkeypatch.setenv("SPECDEC_SITE_URL", "https://you.github.io/specdec/")
-    assert "url      = {https://you.github.io/specdec/}" in values._bibtex(clean)
 
 
 def test_the_playground_quotes_the_pages_numbers():
