@@ -217,6 +217,42 @@ def _near_best(domain: str) -> Callable:
     return value
 
 
+def _histogram_row(a, domain: str) -> dict:
+    """The sweep row the accepted-length histogram draws (figures.fig_accepted_length_histogram): the traces' k, or
+    the sweep's largest below it."""
+    k = a["traces"]["runs"][0]["trace"]["k"]
+    spec = _sweep(domain, "greedy")(a)["spec"]
+    return next(r for r in spec if r["k"] == min(k, max(x["k"] for x in spec)))
+
+
+def _histogram_share(domain: str, which: str) -> Callable:
+    """The share of the histogram's steps that accepted all k drafts ("all") or none ("none"), as a percentage."""
+    def value(a):
+        hist = _histogram_row(a, domain)["accepted_length_histogram"]
+        return f"{100 * hist[-1 if which == 'all' else 0] / sum(hist):.0f}%"
+    return value
+
+
+def _time_per_token(what: str) -> Callable:
+    """Seconds per generated token in the time breakdown (code, greedy, figures.fig_time_breakdown): the target alone,
+    or the draft's and the verify pass's share at the best k."""
+    def value(a):
+        s = _sweep("code", "greedy")(a)
+        if what == "target":
+            return fmt(s["target_only"]["seconds"]["median"] / s["new_tokens"], 3)
+        best = max(s["spec"], key=lambda r: r["speedup"]["median"])
+        return fmt(best[f"{what}_seconds"] / (s["new_tokens"] * len(s["target_only"]["seconds"]["values"])), 3)
+    return value
+
+
+def _adaptive_ahead_of_hf(a) -> str:
+    """On how many prompts of the HF comparison (figures.fig_hf_comparison) the adaptive run beat HF's defaults."""
+    rows = [r for d in a["policies"]["domains"].values() for r in d["rows"]
+            if "adaptive" in r["variants"] and "hf_default" in r["variants"]]
+    ahead = sum(r["variants"]["adaptive"]["speedup"] > r["variants"]["hf_default"]["speedup"] for r in rows)
+    return f"{ahead} of {len(rows)}"
+
+
 def _over_eq8(domain: str) -> Callable:
     """Measured median speedup ÷ eq. (8) at â over the sweep's k, as a range "0.97–1.06"."""
     def value(a):
@@ -514,6 +550,18 @@ VALUES: dict[str, Callable] = {
     "dialogue_greedy_near_best": _near_best("dialogue"),
     "dialogue_greedy_measured_over_eq8": _over_eq8("dialogue"),
     "code_greedy_best_c": _best("code", "greedy", lambda r: fmt(r["c"], 3)),
+    # the histogram's and the time breakdown's findings
+    "hist_k": lambda a: _histogram_row(a, "code")["k"],
+    "hist_code_all": _histogram_share("code", "all"),
+    "hist_code_none": _histogram_share("code", "none"),
+    "hist_prose_all": _histogram_share("prose", "all"),
+    "hist_prose_none": _histogram_share("prose", "none"),
+    "hist_dialogue_all": _histogram_share("dialogue", "all"),
+    "hist_dialogue_none": _histogram_share("dialogue", "none"),
+    "hf_adaptive_ahead_prompts": _adaptive_ahead_of_hf,
+    "time_target_per_token": _time_per_token("target"),
+    "time_draft_per_token": _time_per_token("draft"),
+    "time_verify_per_token": _time_per_token("verify"),
     "code_greedy_best_verify_cost": _best("code", "greedy", lambda r: fmt(r["verify_cost"])),
     "code_greedy_best_predicted_leviathan": _best("code", "greedy", lambda r: fmt(theory(r)["speedup_eq7"])),
     "code_greedy_best_measured_over_predicted": _best(
