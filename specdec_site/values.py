@@ -195,13 +195,18 @@ def _speedup(r):
     return fmt(r["speedup"]["median"])
 
 
+def _maybe(x) -> str:
+    """A rate, or "–" where nothing was tested (a tiny or quick build)."""
+    return "–" if x is None else fmt(x)
+
+
 def _later_positions(row) -> str:
     """The acceptance at draft positions 2..k of a sweep row, pooled: tested and accepted at each position, from
     its per-position rates and the histogram (position i is tested in every step that accepted at least i - 1)."""
     hist, k = row["accepted_length_histogram"], row["k"]
     tested = [sum(hist[i:]) for i in range(k)]  # position i + 1 is tested when n >= i
     accepted = [sum(hist[i + 1:]) for i in range(k)]
-    return fmt(sum(accepted[1:]) / sum(tested[1:]))
+    return fmt(sum(accepted[1:]) / sum(tested[1:])) if sum(tested[1:]) else "– (no step got past its first draft)"
 
 
 def _near_best(domain: str) -> Callable:
@@ -229,7 +234,7 @@ def _histogram_share(domain: str, which: str) -> Callable:
     """The share of the histogram's steps that accepted all k drafts ("all") or none ("none"), as a percentage."""
     def value(a):
         hist = _histogram_row(a, domain)["accepted_length_histogram"]
-        return f"{100 * hist[-1 if which == 'all' else 0] / sum(hist):.0f}%"
+        return f"{100 * hist[-1 if which == 'all' else 0] / sum(hist):.0f}%" if sum(hist) else "– (no full step)"
     return value
 
 
@@ -518,7 +523,7 @@ VALUES: dict[str, Callable] = {
     "code_greedy_kmax": _kmax("code", "greedy", lambda r: r["k"]),
     "code_greedy_kmax_alpha": _kmax("code", "greedy", lambda r: fmt(tested_acceptance(r))),
     "code_greedy_kmax_draft_yield": _kmax("code", "greedy", lambda r: fmt(draft_yield(r))),
-    "code_greedy_first_position": _kmax("code", "greedy", lambda r: fmt(r["per_position_acceptance"][0])),
+    "code_greedy_first_position": _kmax("code", "greedy", lambda r: _maybe(r["per_position_acceptance"][0])),
     "code_greedy_later_positions": _kmax("code", "greedy", _later_positions),
     "code_greedy_greedy_equal": _greedy_equal("code"),
     "code_greedy_near_best": _near_best("code"),
@@ -531,7 +536,7 @@ VALUES: dict[str, Callable] = {
     "prose_greedy_kmax_alpha": _kmax("prose", "greedy", lambda r: fmt(tested_acceptance(r))),
     "prose_greedy_kmax_draft_yield": _kmax("prose", "greedy", lambda r: fmt(draft_yield(r))),
     "prose_greedy_kmax_speedup": _kmax("prose", "greedy", _speedup),
-    "prose_greedy_first_position": _kmax("prose", "greedy", lambda r: fmt(r["per_position_acceptance"][0])),
+    "prose_greedy_first_position": _kmax("prose", "greedy", lambda r: _maybe(r["per_position_acceptance"][0])),
     "prose_greedy_later_positions": _kmax("prose", "greedy", _later_positions),
     "prose_greedy_greedy_equal": _greedy_equal("prose"),
     "prose_greedy_near_best": _near_best("prose"),
@@ -544,7 +549,7 @@ VALUES: dict[str, Callable] = {
     "dialogue_greedy_kmax_alpha": _kmax("dialogue", "greedy", lambda r: fmt(tested_acceptance(r))),
     "dialogue_greedy_kmax_draft_yield": _kmax("dialogue", "greedy", lambda r: fmt(draft_yield(r))),
     "dialogue_greedy_kmax_speedup": _kmax("dialogue", "greedy", _speedup),
-    "dialogue_greedy_first_position": _kmax("dialogue", "greedy", lambda r: fmt(r["per_position_acceptance"][0])),
+    "dialogue_greedy_first_position": _kmax("dialogue", "greedy", lambda r: _maybe(r["per_position_acceptance"][0])),
     "dialogue_greedy_later_positions": _kmax("dialogue", "greedy", _later_positions),
     "dialogue_greedy_greedy_equal": _greedy_equal("dialogue"),
     "dialogue_greedy_near_best": _near_best("dialogue"),
