@@ -136,6 +136,25 @@ def argument_problem(args) -> str | None:
     return out_problem(out)
 
 
+def prompts_past_context(ctx, table: dict, new_tokens: int) -> str | None:
+    """The first prompt of the table whose tokens and the run's new tokens do not fit the target's context (as a
+    chat prompt is given: through the target's chat template), or None."""
+    tokenizer = ctx.target.tokenizer
+    limit = getattr(ctx.target.model.config, "max_position_embeddings", None)
+    for prompts in table.values():
+        for prompt in prompts:
+            chat = prompt.get("kind") == "chat"
+            if chat and not getattr(tokenizer, "chat_template", None):
+                return f"prompt {prompt['id']!r} is a chat prompt, but the target has no chat template"
+            text = tokenizer.apply_chat_template([{"role": "user", "content": prompt["text"]}], tokenize=False,
+                                                 add_generation_prompt=True) if chat else prompt["text"]
+            n = len(tokenizer(text).input_ids)
+            if limit and n + new_tokens > limit:
+                return (f"prompt {prompt['id']!r} is {n:,} tokens; with {new_tokens} new tokens that is past the target's "
+                        f"context of {limit:,} tokens: shorten it")
+    return None
+
+
 def prompt_files_problem(files: list[str]) -> str | None:
     """--prompts files that would be read as something else than they are: an empty or blank file (it was taken as
     "no prompts", and the run became the committed configuration), a .JSONL name that the reader takes for one text
@@ -240,6 +259,12 @@ def main(argv=None, prog: str | None = None) -> int:
         else:
             todo.append(s)
             say(f"[build] {s.name}: to build ({reason})")
+    if args.prompt_table is not None and any(s.name == "traces" for s in todo):
+        # the user's prompts against the target's context, once the pair is loaded and before any decoding (a
+        # 10k-token prompt ran past a 2,048-token context with no word)
+        problem = prompts_past_context(ctx, args.prompt_table, cfg.trace_tokens)
+        if problem:
+            raise BuildError(problem + "; nothing was run")
     t0 = time.perf_counter()
     summary = []
     with MemorySampler() as memory:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from specdec import prior as shipped_prior
 
-from .acceptance import draft_yield, tested_acceptance, theory
+from .acceptance import draft_yield, expected_from_beta, tested_acceptance, theory
 from .context import FLOAT_LABELS
 from .figures import pick, predicted_from_tpp
 from .meta import ROOT
@@ -256,6 +256,20 @@ def _adaptive_ahead_of_hf(a) -> str:
             if "adaptive" in r["variants"] and "hf_default" in r["variants"]]
     ahead = sum(r["variants"]["adaptive"]["speedup"] > r["variants"]["hf_default"]["speedup"] for r in rows)
     return f"{ahead} of {len(rows)}"
+
+
+def _sampled_traces_acceptance(which: str) -> Callable:
+    """Over the sampled traces' steps: E[β] estimated from p and q (the mean of min(1, p/q) over the tested drafts,
+    acceptance.expected_from_beta), or the tested acceptance â of the same steps."""
+    def value(a):
+        steps = [s for r in a["traces"]["runs"] if r["mode"] == "sampled" for s in r["trace"]["steps"]]
+        if which == "beta":
+            beta = expected_from_beta(steps)
+            return "–" if beta is None else fmt(beta)
+        accepted = sum(s["n_accepted"] for s in steps)
+        tested = accepted + sum(s["n_accepted"] < s["k"] for s in steps)
+        return fmt(accepted / tested) if tested else "–"
+    return value
 
 
 def _over_eq8(domain: str) -> Callable:
@@ -564,6 +578,8 @@ VALUES: dict[str, Callable] = {
     "hist_dialogue_all": _histogram_share("dialogue", "all"),
     "hist_dialogue_none": _histogram_share("dialogue", "none"),
     "hf_adaptive_ahead_prompts": _adaptive_ahead_of_hf,
+    "traces_sampled_beta": _sampled_traces_acceptance("beta"),
+    "traces_sampled_tested": _sampled_traces_acceptance("alpha_hat"),
     "time_target_per_token": _time_per_token("target"),
     "time_draft_per_token": _time_per_token("draft"),
     "time_verify_per_token": _time_per_token("verify"),

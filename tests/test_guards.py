@@ -695,3 +695,40 @@ def test_the_caveats_are_stated_where_the_claims_are():
     for page in ("math.md", "exactness.md"):
         text = (ROOT / "docs" / page).read_text()
         assert "[[val:greedy_runs_diverged]]" in text and "floating point" in " ".join(text.split()), page
+
+
+class _FakeTokenizer:
+    chat_template = None
+
+    def __call__(self, text):
+        return type("Encoded", (), {"input_ids": text.split()})()
+
+
+def _fake_context(limit: int):
+    model = type("Model", (), {"config": type("Config", (), {"max_position_embeddings": limit})()})()
+    target = type("Loaded", (), {"tokenizer": _FakeTokenizer(), "model": model})()
+    return type("Context", (), {"target": target})()
+
+
+def test_prompts_past_the_targets_context_are_refused_before_decoding():
+    """Issue 48, case 7: no prompt length was checked against the model's context (a 10k-token prompt ran past a
+    2,048-token context with no word). The build and the trace command check it once the pair is loaded."""
+    from specdec_site.cli import prompts_past_context
+    from specdec_site.trace_command import context_problem
+
+    ctx = _fake_context(100)
+    table = {"custom": [{"id": "short", "kind": "completion", "text": "a " * 50},
+                        {"id": "long", "kind": "completion", "text": "a " * 99}]}
+    assert "prompt 'long' is 99 tokens" in prompts_past_context(ctx, table, 4)
+    assert prompts_past_context(ctx, {"custom": table["custom"][:1]}, 4) is None
+    chat = {"custom": [{"id": "c", "kind": "chat", "text": "hi"}]}
+    assert "no chat template" in prompts_past_context(ctx, chat, 4)
+    assert "past the target's context of 100 tokens" in context_problem(ctx, 97, 4)
+    assert context_problem(ctx, 96, 4) is None
+
+
+def test_the_site_url_a_host_needs_is_named_where_users_read():
+    """Issue 48, case 13: hosting anywhere but the Pages workflow needs SPECDEC_SITE_URL, which no user-facing page
+    named."""
+    for page in ("README.md", "docs/reproduce.md", "scripts/site.sh"):
+        assert "SPECDEC_SITE_URL=" in (ROOT / page).read_text(), page
