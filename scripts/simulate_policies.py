@@ -515,7 +515,7 @@ class shipped_prior:
 
 def prior_module(prior: dict, prompts: list[dict], models: str, costs_from: str,
                  command: str = "python scripts/simulate_policies.py fit scripts/design_chains.json.gz",
-                 which: str = "design prompts that the benchmark does not use") -> str:
+                 which: str = "design prompts that the benchmark does not use", heading: str = "The design prompts") -> str:
     """specdec/prior.py's text for a fitted prior (or a prior module of the user's: its command, pair and prompts)."""
     ids = textwrap.fill(", ".join(p["id"] for p in prompts), 114, initial_indent="  ", subsequent_indent="  ",
                         break_on_hyphens=False)
@@ -530,7 +530,7 @@ def prior_module(prior: dict, prompts: list[dict], models: str, costs_from: str,
 
 {about}
 
-The {"design " if which.startswith("design") else ""}prompts:
+{heading}:
 {ids}
 """
 
@@ -581,7 +581,7 @@ def fit(args) -> None:
         models = "; ".join(sorted(pairs)) or f"the pair that recorded {', '.join(args.chains)}"
         text = prior_module(prior, data["prompts"], models, costs_from,
                             command="python scripts/simulate_policies.py fit " + " ".join(args.argv),
-                            which="prompts of " + ", ".join(Path(c).name for c in args.chains))
+                            which="prompts of " + ", ".join(Path(c).name for c in args.chains), heading="The prompts")
     write_text_atomic(out, text)
     print(text)
     print(f"[fit] wrote {out}")

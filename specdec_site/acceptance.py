@@ -36,6 +36,18 @@ def tested_acceptance(row: dict) -> float:
     return accepted / tested
 
 
+def accepted_and_rejected(steps: list[dict]) -> tuple[int, int]:
+    """(accepted drafts, rejections) over recorded steps (a trace's): a step rejects at most one draft, the first
+    after its accepted ones."""
+    return sum(s["n_accepted"] for s in steps), sum(s["n_accepted"] < s["k"] for s in steps)
+
+
+def tested_acceptance_of_steps(steps: list[dict]) -> float | None:
+    """â over recorded steps rather than a sweep row's histogram; None where no draft was tested."""
+    accepted, rejected = accepted_and_rejected(steps)
+    return accepted / (accepted + rejected) if accepted + rejected else None
+
+
 def draft_yield(row: dict) -> float:
     """Accepted ÷ drafted over every step of the row (the artifact's "alpha" field): not an estimate of α."""
     return row["alpha"]

@@ -27,6 +27,7 @@ from .options import (  # noqa: F401
     device_choices,
     make_context,
     out_problem,
+    prompts_past_context,
     prove_writable,
     resolve_models,
 )
@@ -134,25 +135,6 @@ def argument_problem(args) -> str | None:
         if problem:
             return problem
     return out_problem(out)
-
-
-def prompts_past_context(ctx, table: dict, new_tokens: int) -> str | None:
-    """The first prompt of the table whose tokens and the run's new tokens do not fit the target's context (as a
-    chat prompt is given: through the target's chat template), or None."""
-    tokenizer = ctx.target.tokenizer
-    limit = getattr(ctx.target.model.config, "max_position_embeddings", None)
-    for prompts in table.values():
-        for prompt in prompts:
-            chat = prompt.get("kind") == "chat"
-            if chat and not getattr(tokenizer, "chat_template", None):
-                return f"prompt {prompt['id']!r} is a chat prompt, but the target has no chat template"
-            text = tokenizer.apply_chat_template([{"role": "user", "content": prompt["text"]}], tokenize=False,
-                                                 add_generation_prompt=True) if chat else prompt["text"]
-            n = len(tokenizer(text).input_ids)
-            if limit and n + new_tokens > limit:
-                return (f"prompt {prompt['id']!r} is {n:,} tokens; with {new_tokens} new tokens that is past the target's "
-                        f"context of {limit:,} tokens: shorten it")
-    return None
 
 
 def prompt_files_problem(files: list[str]) -> str | None:

@@ -139,12 +139,18 @@ def at_k(sweep, k):
     return next(r for r in sweep["spec"] if r["k"] == k)
 
 
-def fig_accepted_length_histogram(a) -> go.Figure:
+def histogram_row(a, domain: str) -> dict:
+    """The sweep row the accepted-length histogram draws for a domain (greedy): the traces' k, or the sweep's largest
+    below it. The Benchmark's caption quotes the same row (values.py)."""
     k = a["traces"]["runs"][0]["trace"]["k"]
+    s = pick(a["policies"]["sweeps"], domain, "greedy")
+    return at_k(s, min(k, max(x["k"] for x in s["spec"])))
+
+
+def fig_accepted_length_histogram(a) -> go.Figure:
     fig = go.Figure()
     for domain in a["policies"]["domains"]:
-        s = pick(a["policies"]["sweeps"], domain, "greedy")
-        r = at_k(s, min(k, max(x["k"] for x in s["spec"])))
+        r = histogram_row(a, domain)
         total = sum(r["accepted_length_histogram"]) or 1
         fig.add_bar(x=list(range(len(r["accepted_length_histogram"]))), y=[h / total for h in r["accepted_length_histogram"]],
                     name=f"{domain}, greedy, k={r['k']}", marker={"color": PALETTE[domain]})
@@ -164,16 +170,24 @@ def fig_per_position_acceptance(a) -> go.Figure:
     return fig
 
 
+def seconds_per_token(sweep: dict, row: dict | None, what: str = "target") -> float:
+    """Seconds per generated token of a sweep: the target alone's (row None), or a row's draft or verify seconds over
+    every token its runs generated. The time breakdown draws these; the Benchmark's caption quotes them."""
+    if row is None:
+        return sweep["target_only"]["seconds"]["median"] / sweep["new_tokens"]
+    return row[f"{what}_seconds"] / (sweep["new_tokens"] * len(sweep["target_only"]["seconds"]["values"]))
+
+
 def fig_time_breakdown(a) -> go.Figure:
     fig = go.Figure()
     s = pick(a["policies"]["sweeps"], "code", "greedy")
-    n = s["new_tokens"] * len(s["target_only"]["seconds"]["values"])
     ks = [str(r["k"]) for r in s["spec"]]
-    fig.add_bar(x=["target only", *ks], y=[s["target_only"]["seconds"]["median"] / s["new_tokens"]] + [None] * len(ks),
+    fig.add_bar(x=["target only", *ks], y=[seconds_per_token(s, None)] + [None] * len(ks),
                 name="target only", marker={"color": PALETTE["target_only"]})
-    fig.add_bar(x=["target only", *ks], y=[None] + [r["draft_seconds"] / n for r in s["spec"]], name="draft", marker={"color": PALETTE["q"]})
-    fig.add_bar(x=["target only", *ks], y=[None] + [r["verify_seconds"] / n for r in s["spec"]], name="verify (target pass + rule)",
-                marker={"color": PALETTE["p"]})
+    fig.add_bar(x=["target only", *ks], y=[None] + [seconds_per_token(s, r, "draft") for r in s["spec"]], name="draft",
+                marker={"color": PALETTE["q"]})
+    fig.add_bar(x=["target only", *ks], y=[None] + [seconds_per_token(s, r, "verify") for r in s["spec"]],
+                name="verify (target pass + rule)", marker={"color": PALETTE["p"]})
     fig.update_layout(**layout("Where the time goes (code, greedy): seconds per generated token", "k", "seconds per token",
                                barmode="stack", xaxis={"type": "category", "dtick": None}))
     return fig

@@ -115,6 +115,28 @@ def make_context(args) -> BuildContext:
 MAX_PROMPT_BYTES = 1 << 20  # one prompt's text: far past any model's context here, far below a file that hangs a run
 
 
+def prompts_past_context(ctx, table: dict, new_tokens: int) -> str | None:
+    """The first prompt of the table whose tokens and the run's new tokens do not fit the target's context (as a
+    chat prompt is given: through the target's chat template), or None. The build and the trace command check their
+    prompts with it once the pair is loaded, before any decoding (a 10k-token prompt ran past a 2,048-token context
+    with no word)."""
+    tokenizer = ctx.target.tokenizer
+    limit = getattr(ctx.target.model.config, "max_position_embeddings", None)
+    for prompts in table.values():
+        for prompt in prompts:
+            chat = prompt.get("kind") == "chat"
+            if chat and not getattr(tokenizer, "chat_template", None):
+                return (f"prompt {prompt['id']!r} is a chat prompt, but the target has no chat template: give it as plain "
+                        "text (kind 'completion'; the trace command: leave --chat out)")
+            text = tokenizer.apply_chat_template([{"role": "user", "content": prompt["text"]}], tokenize=False,
+                                                 add_generation_prompt=True) if chat else prompt["text"]
+            n = len(tokenizer(text).input_ids)
+            if limit and n + new_tokens > limit:
+                return (f"prompt {prompt['id']!r} is {n:,} tokens; with {new_tokens} new tokens that is past the target's "
+                        f"context of {limit:,} tokens: shorten it")
+    return None
+
+
 # ---------------------------------------------------------------- what no command may overwrite
 
 # The folders whose every file the site reads: a file written there by hand becomes part of the committed site.

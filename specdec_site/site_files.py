@@ -18,7 +18,7 @@ from pathlib import Path
 from specdec.fileio import sha256_file, write_json_atomic
 
 from . import contract
-from .acceptance import tested_acceptance
+from .acceptance import accepted_and_rejected, tested_acceptance
 from .figures import CHART_LAYOUT, FIGURES, PALETTE, pick
 from .notebook_stage import notebook_path
 from .values import DESIGN_PROBE, DESIGN_REPLAY, audit_tables, compute_values, design_replay, replay_tables
@@ -109,10 +109,7 @@ def strip_run(artifacts: dict) -> dict:
     drafts are most balanced (most of both to see), the first on a tie; the text as the tokenizer wrote it (the
     page lays it out as text, so code reads as code)."""
     def both(run):
-        steps = run["trace"]["steps"]
-        accepted = sum(s["n_accepted"] for s in steps)
-        rejected = sum(s["n_accepted"] < s["k"] for s in steps)
-        return min(accepted, rejected)
+        return min(accepted_and_rejected(run["trace"]["steps"]))
 
     runs = [r for r in artifacts["traces"]["runs"] if r.get("policy", "fixed") == "fixed"] or artifacts["traces"]["runs"]
     run = max(runs, key=both)  # max keeps the first of equals

@@ -32,6 +32,7 @@ from .options import (
     committed_file_problem,
     make_context,
     out_problem,
+    prompts_past_context,
     prove_file_writable,
     resolve_models,
 )
@@ -134,17 +135,6 @@ def argument_problem(args) -> str | None:
     return committed_file_problem(out) or out_problem(out.parent) or prove_file_writable(out)
 
 
-def context_problem(ctx, prompt_ids: int, max_new_tokens: int) -> str | None:
-    """A prompt and its new tokens past the target's context: the run would fail or go wrong after a long prefill
-    (a 10k-token prompt ran past a 2,048-token context with no word). Checked once the pair is loaded, before any
-    decoding."""
-    limit = getattr(ctx.target.model.config, "max_position_embeddings", None)
-    if limit and prompt_ids + max_new_tokens > limit:
-        return (f"the prompt is {prompt_ids:,} tokens; with --max-new-tokens {max_new_tokens} that is past the target's "
-                f"context of {limit:,} tokens: shorten the prompt or ask for fewer tokens")
-    return None
-
-
 def with_progress(policy, bar):
     """The policy, its observe() also moving a progress bar by the tokens each step adds (an attribute of this one
     object: its name, k and decisions are unchanged, to the decoder and to the recorded trace)."""
@@ -177,13 +167,7 @@ def main(argv, prog: str) -> int:
         mode = "greedy" if args.temperature == 0 else "sampled"
         prompt = {"id": "prompt", "kind": "chat" if args.chat else "completion", "text": args.prompt}
         ctx.target  # noqa: B018 (load the pair before the bar starts)
-        tokenizer = ctx.target.tokenizer
-        if args.chat and not getattr(tokenizer, "chat_template", None):
-            raise BuildError(f"--chat: the target {args.target} has no chat template; leave --chat out to give the prompt "
-                             "as plain text")
-        text = tokenizer.apply_chat_template([{"role": "user", "content": args.prompt}], tokenize=False,
-                                             add_generation_prompt=True) if args.chat else args.prompt
-        problem = context_problem(ctx, len(tokenizer(text).input_ids), args.max_new_tokens)
+        problem = prompts_past_context(ctx, {args.domain: [prompt]}, args.max_new_tokens)
         if problem:
             raise BuildError(problem)
         with tqdm(total=args.max_new_tokens, desc="trace", unit="tok") as bar:

@@ -14,9 +14,9 @@ from collections.abc import Callable
 
 from specdec import prior as shipped_prior
 
-from .acceptance import draft_yield, expected_from_beta, tested_acceptance, theory
+from .acceptance import draft_yield, expected_from_beta, tested_acceptance, tested_acceptance_of_steps, theory
 from .context import FLOAT_LABELS
-from .figures import pick, predicted_from_tpp
+from .figures import histogram_row, pick, predicted_from_tpp, seconds_per_token
 from .meta import ROOT
 from .policies_stage import HF_VARIANTS, VARIANTS, summarize
 from .public_prompts import SOURCES
@@ -222,31 +222,21 @@ def _near_best(domain: str) -> Callable:
     return value
 
 
-def _histogram_row(a, domain: str) -> dict:
-    """The sweep row the accepted-length histogram draws (figures.fig_accepted_length_histogram): the traces' k, or
-    the sweep's largest below it."""
-    k = a["traces"]["runs"][0]["trace"]["k"]
-    spec = _sweep(domain, "greedy")(a)["spec"]
-    return next(r for r in spec if r["k"] == min(k, max(x["k"] for x in spec)))
-
-
 def _histogram_share(domain: str, which: str) -> Callable:
     """The share of the histogram's steps that accepted all k drafts ("all") or none ("none"), as a percentage."""
     def value(a):
-        hist = _histogram_row(a, domain)["accepted_length_histogram"]
+        hist = histogram_row(a, domain)["accepted_length_histogram"]
         return f"{100 * hist[-1 if which == 'all' else 0] / sum(hist):.0f}%" if sum(hist) else "– (no full step)"
     return value
 
 
 def _time_per_token(what: str) -> Callable:
-    """Seconds per generated token in the time breakdown (code, greedy, figures.fig_time_breakdown): the target alone,
-    or the draft's and the verify pass's share at the best k."""
+    """Seconds per generated token in the time breakdown (code, greedy): the target alone, or the draft's and the
+    verify pass's share at the best k."""
     def value(a):
         s = _sweep("code", "greedy")(a)
-        if what == "target":
-            return fmt(s["target_only"]["seconds"]["median"] / s["new_tokens"], 3)
-        best = max(s["spec"], key=lambda r: r["speedup"]["median"])
-        return fmt(best[f"{what}_seconds"] / (s["new_tokens"] * len(s["target_only"]["seconds"]["values"])), 3)
+        best = None if what == "target" else max(s["spec"], key=lambda r: r["speedup"]["median"])
+        return fmt(seconds_per_token(s, best, what), 3)
     return value
 
 
@@ -259,16 +249,12 @@ def _adaptive_ahead_of_hf(a) -> str:
 
 
 def _sampled_traces_acceptance(which: str) -> Callable:
-    """Over the sampled traces' steps: E[β] estimated from p and q (the mean of min(1, p/q) over the tested drafts,
-    acceptance.expected_from_beta), or the tested acceptance â of the same steps."""
+    """Over the sampled traces' steps: E[β] estimated from p and q, or the tested acceptance â of the same steps
+    (specdec_site.acceptance)."""
     def value(a):
         steps = [s for r in a["traces"]["runs"] if r["mode"] == "sampled" for s in r["trace"]["steps"]]
-        if which == "beta":
-            beta = expected_from_beta(steps)
-            return "–" if beta is None else fmt(beta)
-        accepted = sum(s["n_accepted"] for s in steps)
-        tested = accepted + sum(s["n_accepted"] < s["k"] for s in steps)
-        return fmt(accepted / tested) if tested else "–"
+        estimate = expected_from_beta(steps) if which == "beta" else tested_acceptance_of_steps(steps)
+        return "–" if estimate is None else fmt(estimate)
     return value
 
 
@@ -570,7 +556,7 @@ VALUES: dict[str, Callable] = {
     "dialogue_greedy_measured_over_eq8": _over_eq8("dialogue"),
     "code_greedy_best_c": _best("code", "greedy", lambda r: fmt(r["c"], 3)),
     # the histogram's and the time breakdown's findings
-    "hist_k": lambda a: _histogram_row(a, "code")["k"],
+    "hist_k": lambda a: histogram_row(a, "code")["k"],
     "hist_code_all": _histogram_share("code", "all"),
     "hist_code_none": _histogram_share("code", "none"),
     "hist_prose_all": _histogram_share("prose", "all"),

@@ -713,8 +713,7 @@ def _fake_context(limit: int):
 def test_prompts_past_the_targets_context_are_refused_before_decoding():
     """Issue 48, case 7: no prompt length was checked against the model's context (a 10k-token prompt ran past a
     2,048-token context with no word). The build and the trace command check it once the pair is loaded."""
-    from specdec_site.cli import prompts_past_context
-    from specdec_site.trace_command import context_problem
+    from specdec_site.options import prompts_past_context
 
     ctx = _fake_context(100)
     table = {"custom": [{"id": "short", "kind": "completion", "text": "a " * 50},
@@ -723,8 +722,9 @@ def test_prompts_past_the_targets_context_are_refused_before_decoding():
     assert prompts_past_context(ctx, {"custom": table["custom"][:1]}, 4) is None
     chat = {"custom": [{"id": "c", "kind": "chat", "text": "hi"}]}
     assert "no chat template" in prompts_past_context(ctx, chat, 4)
-    assert "past the target's context of 100 tokens" in context_problem(ctx, 97, 4)
-    assert context_problem(ctx, 96, 4) is None
+    one = {"custom": [{"id": "prompt", "kind": "completion", "text": "a " * 97}]}  # the trace command's one prompt
+    assert "past the target's context of 100 tokens" in prompts_past_context(ctx, one, 4)
+    assert prompts_past_context(ctx, {"custom": [dict(one["custom"][0], text="a " * 96)]}, 4) is None
 
 
 def test_the_site_url_a_host_needs_is_named_where_users_read():
