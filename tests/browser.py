@@ -48,3 +48,37 @@ def open_page(browser, url, width: int = 1280, height: int = 900):
     page.on("request", lambda r: log["requests"].append(r.url))
     page.goto(url, wait_until="networkidle")
     return page, log
+
+
+def serve_under_sub_path(folder: Path, prefix: str):
+    """Serve the site under `prefix` as GitHub Pages serves a project site (https://<user>.github.io/<repo>/): a
+    missing path gets the site's 404.html with status 404. Returns (server, the site's URL)."""
+    import http.server
+    import mimetypes
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            path = self.path.split("?")[0].split("#")[0]
+            target = folder / path[len(prefix):] if path.startswith(prefix) else None
+            if target is not None and target.is_dir() and not path.endswith("/"):
+                self.send_response(301)
+                self.send_header("Location", path + "/")
+                self.end_headers()
+                return
+            if target is not None and target.is_dir():
+                target = target / "index.html"
+            found = target is not None and target.is_file() and folder.resolve() in target.resolve().parents
+            body = (target if found else folder / "404.html").read_bytes()
+            self.send_response(200 if found else 404)
+            self.send_header("Content-Type", (mimetypes.guess_type(str(target))[0] if found else None) or "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}{prefix}"

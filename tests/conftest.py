@@ -18,9 +18,9 @@ import pytest  # noqa: E402
 # marker -> the environment variable that turns its tier on (pyproject.toml registers the markers)
 TIERS = {
     "real": "SPECDEC_RUN_REAL",  # loads the real default pair (the [models] extra; converted once, 2-4 min)
-    "build": "SPECDEC_RUN_BUILD",  # the --quick build end to end (the real pair, in child processes)
+    "build": "SPECDEC_RUN_BUILD",  # data builds end to end (tiny pairs: the default pair's architecture and tokenizer)
     "browser": "SPECDEC_RUN_BROWSER",  # the site built with mkdocs and driven in Chromium
-    "slow": "SPECDEC_RUN_SLOW",  # statistics at full power (3000 to 10^4 sequences)
+    "slow": "SPECDEC_RUN_SLOW",  # chi-square tests at the sizes their stated power needs (tests/power.py)
 }
 
 
@@ -40,25 +40,53 @@ def pytest_runtest_setup(item):
             torch.set_num_threads(cores)
 
 
+# Modules whose tests scripts/test.sh runs in its first chain, beside the real pair and the builds (marker
+# first_chain), so that the two chains take about as long (their measured times: CONTRIBUTING.md, Tests).
+FIRST_CHAIN_MODULES = {"test_policies.py", "test_statistical.py"}
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
+        if item.path.name in FIRST_CHAIN_MODULES:
+            item.add_marker(pytest.mark.first_chain)
         for marker in TIERS:
             if marker in item.keywords and not tier_on(marker):
                 item.add_marker(pytest.mark.skip(reason=f"{marker} tier: set {TIERS[marker]}=1 or RUN_SLOW=1"))
 
 
 @pytest.fixture(scope="session")
-def site(tmp_path_factory):
-    """The site built from the committed artifacts (mkdocs build --strict), served on localhost."""
-    from browser import ROOT, build_site, serve
+def built_site(tmp_path_factory):
+    """(URL, folder) of the site built from the committed artifacts (mkdocs build --strict), once per session, and
+    served on localhost under /specdec/ as GitHub Pages serves a project site, with the site and repository URLs the
+    Pages workflow sets: Material's instant navigation is on, as on the hosted site (its sitemap's URLs are this
+    server's), and a missing page gets the 404 page."""
+    from browser import ROOT, build_site, serve_under_sub_path
 
     dest = tmp_path_factory.mktemp("site")
-    server, url = serve(dest)
-    # site_url is where it is served: Material's instant navigation is on, as on the hosted site (its sitemap's
-    # URLs are this server's)
-    build_site(ROOT, dest, SPECDEC_SITE_URL=url)
-    yield url
+    server, url = serve_under_sub_path(dest, "/specdec/")
+    build_site(ROOT, dest, SPECDEC_SITE_URL=url, SPECDEC_REPO_URL="https://example.org/you/specdec")
+    yield url, dest
     server.shutdown()
+
+
+@pytest.fixture(scope="session")
+def site(built_site):
+    """The URL of the session's site (built_site)."""
+    return built_site[0]
+
+
+@pytest.fixture(scope="session")
+def site_folder(built_site):
+    """The folder of the session's site (built_site)."""
+    return built_site[1]
+
+
+@pytest.fixture(scope="session")
+def tiny_qwen_pair(tmp_path_factory):
+    """(target folder, draft folder): tiny Qwen2 models with the default pair's tokenizer (tests/tiny_qwen.py)."""
+    from tiny_qwen import save_tiny_qwen_pair
+
+    return save_tiny_qwen_pair(tmp_path_factory.mktemp("tiny-qwen"))
 
 
 @pytest.fixture(scope="session")

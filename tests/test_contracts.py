@@ -8,14 +8,12 @@ True, an eos_token_id of "12" (read as {1, 2}) or True (read as 1), generator=No
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from entry import run_entry
 
 from specdec import FixedPolicy, ModelDrafter, NgramDrafter, autoregressive_generate, speculative_generate
 from specdec.drafters import Proposal
@@ -249,13 +247,14 @@ def test_acceptance_rate_counts_verdicts_and_n_emitted_the_tokens_kept():
 # ---------------------------------------------------------------- the build's output folder
 
 
-def test_an_out_that_refuses_writes_fails_before_any_model_loads(tmp_path):
+def test_an_out_that_refuses_writes_fails_before_any_model_loads(tmp_path, capsys, monkeypatch):
     """As root every folder passes an access check; /proc refuses the write itself. The build creates the folder and
-    a temporary file there first, and stops with one line before loading the pair (no model hub, no conversion)."""
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "SPECDEC_CACHE": str(tmp_path / "no-cache")}
-    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_data.py"), "--out", "/proc/specdec-out",
-                             "--device", "cpu", "--stages", "traces"], capture_output=True, text=True, env=env,
-                            timeout=120)
-    assert result.returncode == 2, result.stderr[-2000:]
-    assert "cannot write there" in result.stderr and "nothing was run" in result.stderr
+    a temporary file there first, and stops with one line before loading the pair (no model hub, no conversion; in
+    this process: tests/entry.py)."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("SPECDEC_CACHE", str(tmp_path / "no-cache"))
+    code, _, err = run_entry(["--out", "/proc/specdec-out", "--device", "cpu", "--stages", "traces"], capsys,
+                             monkeypatch, context=True)
+    assert code == 2, err[-2000:]
+    assert "cannot write there" in err and "nothing was run" in err
     assert not (tmp_path / "no-cache").exists(), "a model was loaded before the folder was tried"

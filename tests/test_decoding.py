@@ -241,22 +241,45 @@ def test_draft_with_more_rows_is_refused_unless_they_are_padding():
         assert int(sampled.max()) < 12
 
 
+def smaller_head_pair():
+    """Target V=16; a draft that reads all 16 ids but scores only 8 (an unpadded smaller head)."""
+    target = make_tiny_lm(seed=5, vocab_size=16)
+    draft = make_tiny_lm(seed=6, vocab_size=16)
+    draft.lm_head = torch.nn.Linear(draft.config.hidden_size, 8, bias=False)
+    torch.nn.init.normal_(draft.lm_head.weight, std=0.6, generator=torch.Generator().manual_seed(6))
+    return target, draft
+
+
+# Sampled sequences of the smaller-head test: the least N at which its chi-square test (level 1e-3) fails the wrong
+# residual with probability POWER, computed from both laws (tests/power.py; TV 0.054 here; 3000 before). The old bug
+# (the target cut to the draft's 8 ids) is caught by the ids >= 8 alone: they are 82% of the target's sequences.
+N_SMALLER_HEAD = 1850
+
+
 def test_smaller_draft_head_is_exact_and_reaches_every_target_id():
     """Target V=16, draft V=8: ids >= 8 get q = 0, so the target still emits them (the old code cut the
     target to 8 ids: 0 of 300 runs reached them) and greedy output equals the target's."""
-    target = make_tiny_lm(seed=5, vocab_size=16)
+    target, draft = smaller_head_pair()
     with pytest.raises(ValueError, match="draft reads 8 ids, but the target may emit any of 16"):
         speculative_generate(target, make_tiny_lm(seed=6, vocab_size=8), PROMPTS[0], max_new_tokens=4, k=2,
                              temperature=0, generator=torch.Generator())
-    draft = make_tiny_lm(seed=6, vocab_size=16)  # reads all 16 ids, scores only 8 (an unpadded smaller head)
-    draft.lm_head = torch.nn.Linear(draft.config.hidden_size, 8, bias=False)
-    torch.nn.init.normal_(draft.lm_head.weight, std=0.6, generator=torch.Generator().manual_seed(6))
     for prompt in PROMPTS[:3]:
         spec, ar, _ = greedy_pair(target, draft, prompt, k=3, n=16)
         assert spec.tolist() == ar.tolist()
+    counts = sample_sequence_counts(target, draft, torch.tensor([1, 2]), 2, 100, seed=3, k=2, temperature=1.0)
+    assert sum(c for seq, c in counts.items() if max(seq) >= 8) > 0  # (1 - 0.82)^100: never 0 by chance
+
+
+@pytest.mark.slow
+def test_a_smaller_draft_head_samples_the_target_distribution():
+    from power import POWER, naive_residual, smallest_n, speculative_distribution
+
+    target, draft = smaller_head_pair()
     prompt = torch.tensor([1, 2])
     exact = sequence_distribution(target, prompt, 2, SamplingConfig(1.0))
-    counts = sample_sequence_counts(target, draft, prompt, 2, 3000, seed=3, k=2, temperature=1.0)
+    wrong = speculative_distribution(target, draft, prompt, 2, 2, SamplingConfig(1.0), naive_residual)
+    assert smallest_n(exact, wrong, 1e-3, POWER) == N_SMALLER_HEAD
+    counts = sample_sequence_counts(target, draft, prompt, 2, N_SMALLER_HEAD, seed=3, k=2, temperature=1.0)
     assert sum(c for seq, c in counts.items() if max(seq) >= 8) > 0
     result = chi_square_test(counts, exact)
     assert result["p_value"] > 1e-3, result

@@ -7,6 +7,7 @@ still fails), greedy token equality on tiny models here and on the real pair in 
 
 import pytest
 import torch
+from power import POWER, smallest_n_measured
 
 from specdec import (
     AdaptivePolicy,
@@ -28,7 +29,15 @@ from specdec_site.exact import (
 )
 from specdec_site.mutants import naive_rule
 
-VOCAB, NEW, N_SAMPLES = 8, 3, 3000  # 3000 sequences: see tests/test_statistical.py
+VOCAB, NEW = 8, 3
+# Sequences per chi-square test, computed (tests/power.py) for power POWER against the wrong residual with the hybrid
+# drafter, whose law cannot be enumerated (the policies keep state): its per-draw noncentrality, measured on 3000
+# sequences at another seed (1234; 33 bins, X^2 = 372, p ~ 1e-59, the same for the three policies) with
+# power.measured_noncentrality, is at least 0.088 (two standard deviations under the estimate), so a test at level 1e-3 (the correct rule must pass it) finds it with
+# probability >= POWER from N_PASS sequences on, and one at 1e-6 (the wrong rule must fail it) from N_FAIL on:
+# smallest_n_measured(0.088, exact, level, POWER). They were 3000 each (82 s for the four tests, now about 20 s).
+N_PASS, N_FAIL = 650, 950
+MEASURED_PER_DRAW = 0.088
 PROMPT = torch.tensor([0, 3, 5, 3])  # "3" repeats: the n-gram drafter has proposals to make
 # The chi-square tests' prompt: no repeat, so the hybrid's first step is the model's, and later steps find n-grams in
 # what it generated (both proposers draft hundreds of steps). The naive residual equals the correct one on n-gram
@@ -80,7 +89,7 @@ def test_for_one_hot_q_the_naive_residual_happens_to_coincide():
 # ---------------------------------------------------------------- chi-square on tiny models
 
 
-def sample_counts(target, draft, k, policy, drafter, seed, sources=False, n=N_SAMPLES, **kw):
+def sample_counts(target, draft, k, policy, drafter, seed, n, sources=False, **kw):
     """n sequences at T = 1; with sources=True also how many steps each proposer drafted."""
     gen = torch.Generator().manual_seed(seed)
     counts, used = {}, {"ngram": 0, "model": 0}
@@ -105,8 +114,8 @@ CASES = [pytest.param(policy, "hybrid", id=f"{policy}-hybrid") for policy in POL
 def test_every_policy_and_drafter_samples_the_target_distribution(models, policy, drafter):
     target, draft = models
     exact = sequence_distribution(target, CHI_PROMPT, NEW, SamplingConfig(1.0))
-    counts, sources = sample_counts(target, draft, 3, policy, drafter, seed=99, sources=True)
-    assert min(sources["ngram"], sources["model"]) > N_SAMPLES // 10, f"both proposers must be exercised: {sources}"
+    counts, sources = sample_counts(target, draft, 3, policy, drafter, seed=99, n=N_PASS, sources=True)
+    assert min(sources["ngram"], sources["model"]) > N_PASS // 10, f"both proposers must be exercised: {sources}"
     test = chi_square_test(counts, exact)
     assert test["bins"] >= 10
     assert test["p_value"] > 1e-3, test
@@ -116,12 +125,15 @@ def test_every_policy_and_drafter_samples_the_target_distribution(models, policy
 def test_the_wrong_residual_fails_with_the_adaptive_hybrid_drafter(models):
     target, draft = models
     exact = sequence_distribution(target, CHI_PROMPT, NEW, SamplingConfig(1.0))
-    # The same test as above (prompt, seed, 3000 sequences): on CHI_PROMPT the model drafts most steps (see there)
+    # The same test as above (prompt, seed; N_FAIL sequences): on CHI_PROMPT the model drafts most steps (see there)
     with naive_rule():
-        counts, sources = sample_counts(target, draft, 3, "adaptive", "hybrid", seed=99, sources=True)
-    assert min(sources["ngram"], sources["model"]) > N_SAMPLES // 10, sources
+        counts, sources = sample_counts(target, draft, 3, "adaptive", "hybrid", seed=99, n=N_FAIL, sources=True)
+    assert min(sources["ngram"], sources["model"]) > N_FAIL // 10, sources
     test = chi_square_test(counts, exact)
     assert test["p_value"] < 1e-6, test
+    # the sizes are the ones the measured effect gives (above)
+    assert smallest_n_measured(MEASURED_PER_DRAW, exact, 1e-3, POWER) == N_PASS
+    assert smallest_n_measured(MEASURED_PER_DRAW, exact, 1e-6, POWER) == N_FAIL
 
 
 # ---------------------------------------------------------------- greedy equality, behaviour, errors

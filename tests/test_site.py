@@ -624,90 +624,56 @@ def test_the_visualizer_fates_are_the_race_fates_on_every_committed_step(site, b
     page.close()
 
 
-def serve_under_sub_path(folder: Path, prefix: str):
-    """Serve the site under `prefix` as GitHub Pages serves a project site (https://<user>.github.io/<repo>/): a
-    missing path gets the site's 404.html with status 404. Returns (server, the site's URL)."""
-    import http.server
-    import mimetypes
-    import threading
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-        def do_GET(self):
-            path = self.path.split("?")[0].split("#")[0]
-            target = folder / path[len(prefix):] if path.startswith(prefix) else None
-            if target is not None and target.is_dir() and not path.endswith("/"):
-                self.send_response(301)
-                self.send_header("Location", path + "/")
-                self.end_headers()
-                return
-            if target is not None and target.is_dir():
-                target = target / "index.html"
-            found = target is not None and target.is_file() and folder.resolve() in target.resolve().parents
-            body = (target if found else folder / "404.html").read_bytes()
-            self.send_response(200 if found else 404)
-            self.send_header("Content-Type", (mimetypes.guess_type(str(target))[0] if found else None) or "text/html")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}{prefix}"
-
-
-def test_under_a_sub_path_every_page_and_the_404_page_work_and_navigation_is_instant(browser, tmp_path):
+def test_under_a_sub_path_every_page_and_the_404_page_work_and_navigation_is_instant(site, site_folder, browser):
     """Project pages are served at /<repo>/: site_url (from SPECDEC_SITE_URL, as the Pages workflow sets it) gives
-    the 404 page its links and turns on Material's instant navigation and the sitemap."""
-    prefix = "/specdec/"
-    server, url = serve_under_sub_path(tmp_path / "site", prefix)
-    try:
-        build_site(ROOT, tmp_path / "site", SPECDEC_SITE_URL=url, SPECDEC_REPO_URL="https://example.org/you/specdec")
-        assert f"<loc>{url}benchmark/</loc>" in (tmp_path / "site" / "sitemap.xml").read_text()
-        # a page of each kind (figures, the widgets, math, the notebook) and the 404 page; every page is checked
-        # at the root by the tests above
-        for path in ["", "visualizer/", "playground/", "math/", "notebooks/walkthrough/", "no-such-page/"]:
-            page, log = open_page(browser, url + path)
-            page.wait_for_timeout(200)
-            failed = [f for f in log["failed"] if not (path == "no-such-page/" and f == f"404 {url}{path}")]
-            errors = [e for e in log["errors"] if not (path == "no-such-page/" and "status of 404" in e)]
-            assert failed == [] and errors == [], (path, failed, errors)
-            if path == "no-such-page/":
-                links = page.eval_on_selector_all("a[href]", "as => as.map(a => a.href)")
-                local = sorted({link.split("#")[0] for link in links if link.startswith(url)})
-                assert len(local) >= 10
-                for link in local:  # every link of the 404 page leads to a page
-                    assert page.request.get(link).status == 200, link
-            page.close()
-        # instant navigation: a click swaps the page without a reload (the window keeps its state)
-        page, log = open_page(browser, url)
-        page.evaluate("() => { window.__probe = 1; }")
-        page.click("a.md-nav__link[href$='benchmark/']")
-        page.wait_for_url("**/specdec/benchmark/")
-        page.wait_for_selector(".specdec-figure .main-svg")
-        assert page.evaluate("() => window.__probe") == 1, "the click reloaded the page: instant navigation is off"
-        assert log["errors"] == [] and log["failed"] == []
+    the 404 page its links and turns on Material's instant navigation and the sitemap. The session's site is built
+    and served so (tests/conftest.py), the one build every test of the site shares."""
+    url = site
+    assert url.endswith("/specdec/")
+    assert f"<loc>{url}benchmark/</loc>" in (site_folder / "sitemap.xml").read_text()
+    # a page of each kind (figures, the widgets, math, the notebook) and the 404 page; every page is checked by
+    # the tests above, on this same sub-path
+    for path in ["", "visualizer/", "playground/", "math/", "notebooks/walkthrough/", "no-such-page/"]:
+        page, log = open_page(browser, url + path)
+        page.wait_for_timeout(200)
+        failed = [f for f in log["failed"] if not (path == "no-such-page/" and f == f"404 {url}{path}")]
+        errors = [e for e in log["errors"] if not (path == "no-such-page/" and "status of 404" in e)]
+        assert failed == [] and errors == [], (path, failed, errors)
+        if path == "no-such-page/":
+            links = page.eval_on_selector_all("a[href]", "as => as.map(a => a.href)")
+            local = sorted({link.split("#")[0] for link in links if link.startswith(url)})
+            assert len(local) >= 10
+            for link in local:  # every link of the 404 page leads to a page
+                assert page.request.get(link).status == 200, link
         page.close()
-    finally:
-        server.shutdown()
+    # instant navigation: a click swaps the page without a reload (the window keeps its state)
+    page, log = open_page(browser, url)
+    page.evaluate("() => { window.__probe = 1; }")
+    page.click("a.md-nav__link[href$='benchmark/']")
+    page.wait_for_url("**/specdec/benchmark/")
+    page.wait_for_selector(".specdec-figure .main-svg")
+    assert page.evaluate("() => window.__probe") == 1, "the click reloaded the page: instant navigation is off"
+    assert log["errors"] == [] and log["failed"] == []
+    page.close()
 
 
 
-@pytest.mark.real
-def test_the_trace_command_writes_a_trace_the_visualizer_opens(site, browser, tmp_path):
-    """A new prompt, the default pair, one trace file in the artifact format within 2 minutes on the 2-core machine
-    (the pair's loading included), opened in the built site's Step Visualizer and stepped through."""
+@pytest.mark.build
+def test_the_trace_command_writes_a_trace_the_visualizer_opens(site, browser, tmp_path, tiny_qwen_pair):
+    """A new prompt, a pair of the default pair's architecture and tokenizer (tests/tiny_qwen.py; the real pair's
+    decoding is test_real_pair.py's), one trace file in the artifact format, opened in the built site's Step
+    Visualizer and stepped through."""
     import time
 
     import jsonschema
 
     out = tmp_path / "my-trace.json"
+    target, draft = tiny_qwen_pair
     start = time.perf_counter()
     result = subprocess.run([sys.executable, "-m", "specdec_site", "trace", "--prompt", "def word_count(text: str) -> dict:",
-                             "--max-new-tokens", "24", "--out", str(out)], capture_output=True, text=True, cwd=ROOT,
-                            timeout=600, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+                             "--max-new-tokens", "24", "--out", str(out), "--target", str(target), "--draft",
+                             str(draft)], capture_output=True, text=True, cwd=ROOT, timeout=600,
+                            env={**os.environ, "HF_HUB_OFFLINE": "1"})
     seconds = time.perf_counter() - start
     assert result.returncode == 0, result.stderr[-3000:]
     assert seconds < 120, f"the trace command took {seconds:.0f} s"
@@ -719,7 +685,8 @@ def test_the_trace_command_writes_a_trace_the_visualizer_opens(site, browser, tm
     assert run["equals_target_greedy"] is True and run["trace"]["n_emitted"] == 24
     page, log = open_page(browser, site + "visualizer/")
     page.wait_for_selector("#sv-chart-pq .main-svg")
-    assert open_trace(page, out).startswith("Opened my-trace.json: 1 run; target qwen2.5-coder-1.5b")
+    target_name = doc["metadata"]["models"]["target"]["name"]
+    assert open_trace(page, out).startswith(f"Opened my-trace.json: 1 run; target {target_name}"), target_name
     n_steps = len(run["trace"]["steps"])
     assert page.locator(".sv-step").count() == n_steps
     for step in range(2, min(n_steps, 4) + 1):

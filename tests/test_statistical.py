@@ -1,13 +1,21 @@
 """Exactness, way 2: sampled sequences from speculative_generate vs the target's exact distribution.
 
 Tiny random transformers models (vocab 8) as target and draft. The target's exact distribution over
-all 8^3 continuations of 3 tokens is computed from its logits; 3000 sequences sampled with
+all 8^3 continuations of 3 tokens is computed from its logits; sequences sampled with
 speculative_generate are compared to it with a chi-square test. Fixed seeds make the test
 deterministic; the wrong residual must fail the same test, which shows the test has power.
+
+How many sequences: the least N at which each test has POWER against the wrong residual
+norm(max(0, p - a q)), computed (tests/power.py) from that rule's exact output distribution under the same
+settings (TV about 0.16 from the target's, in both cases): a test that must pass (p > 1e-3) would fail the
+wrong rule with probability >= POWER, and the test that must fail (p < 1e-6) does so with probability
+>= POWER. test_the_sample_sizes_are_the_computed_ones recomputes them; at 3000 each (the earlier guess) the
+slow tier spent 4x the draws for a power that was already 1 - 1e-12.
 """
 
 import pytest
 import torch
+from power import POWER, naive_residual, smallest_n, speculative_distribution
 
 from specdec import SamplingConfig, speculative_generate
 from specdec_site.exact import chi_square_test, make_tiny_lm, one_thread, sample_sequence_counts, sequence_distribution
@@ -16,9 +24,10 @@ from specdec_site.mutants import naive_rule
 VOCAB = 8
 NEW = 3
 PROMPT = torch.tensor([0, 3, 5])
-# 3000 sequences: the wrong residual fails at p ~ 1e-80 here (1e-48 at 2000, 1e-291 at 10^4, which took 3x longer),
-# and the correct rule passes with its seeds; the fast tier's aimed check is tests/test_mutants.py.
-N_SAMPLES = 3000
+PASS_LEVEL, FAIL_LEVEL = 1e-3, 1e-6  # a correct rule's p-value must exceed the first, the wrong rule's be under the second
+# N per test: smallest_n(exact, wrong residual's distribution, level, POWER), rounded up to a multiple of 50
+N_PASS = {"T=1,k=2": 650, "T=0.7,top_k=5,top_p=0.9,k=1": 500}
+N_FAIL = 800  # the wrong residual, T = 1, k = 2
 
 
 @pytest.fixture(scope="module")
@@ -27,40 +36,67 @@ def models():
         yield make_tiny_lm(seed=11, vocab_size=VOCAB, init_scale=0.5), make_tiny_lm(seed=12, vocab_size=VOCAB, init_scale=0.5)
 
 
-def sample_counts(target, draft, config, k, seed, **kwargs):
-    return sample_sequence_counts(target, draft, PROMPT, NEW, N_SAMPLES, seed, k=k, temperature=config.temperature,
+def sample_counts(target, draft, config, k, n, seed, **kwargs):
+    return sample_sequence_counts(target, draft, PROMPT, NEW, n, seed, k=k, temperature=config.temperature,
                                   top_k=config.top_k, top_p=config.top_p, **kwargs)
 
 
-CASES = [
-    pytest.param(SamplingConfig(1.0), 2, id="T=1,k=2"),
-    pytest.param(SamplingConfig(0.7, top_k=5, top_p=0.9), 1, id="T=0.7,top_k=5,top_p=0.9,k=1"),
-]
+CASES = {
+    "T=1,k=2": (SamplingConfig(1.0), 2),
+    "T=0.7,top_k=5,top_p=0.9,k=1": (SamplingConfig(0.7, top_k=5, top_p=0.9), 1),
+}
+
+
+def distributions(models, case):
+    """(the target's exact distribution, the wrong residual's exact distribution) under the case's settings."""
+    target, draft = models
+    config, k = CASES[case]
+    exact = sequence_distribution(target, PROMPT, NEW, config)
+    wrong = speculative_distribution(target, draft, PROMPT, NEW, k, config, naive_residual)
+    return exact, wrong
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_sample_sizes_are_the_computed_ones(models, case):
+    """The enumeration of the speculative process (tests/power.py) gives the target's distribution with the exact
+    residual, so it is the decoder's law; with the wrong residual it is far enough off that the N below has power."""
+    target, draft = models
+    config, k = CASES[case]
+    exact, wrong = distributions(models, case)
+    spec = speculative_distribution(target, draft, PROMPT, NEW, k, config)
+    assert max(abs(spec.get(s, 0.0) - p) for s, p in exact.items()) < 1e-6
+    assert 0.5 * sum(abs(wrong.get(s, 0.0) - p) for s, p in exact.items()) > 0.1
+    assert smallest_n(exact, wrong, PASS_LEVEL, POWER) == N_PASS[case]
+    if case == "T=1,k=2":
+        assert smallest_n(exact, wrong, FAIL_LEVEL, POWER) == N_FAIL
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("config,k", CASES)
-def test_speculative_samples_match_target_distribution(models, config, k):
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_speculative_samples_match_target_distribution(models, case):
     target, draft = models
+    config, k = CASES[case]
     exact = sequence_distribution(target, PROMPT, NEW, config)
     assert abs(sum(exact.values()) - 1) < 1e-5 and len(exact) == VOCAB**NEW
-    counts = sample_counts(target, draft, config, k, seed=2024)
+    counts = sample_counts(target, draft, config, k, N_PASS[case], seed=2024)
     test = chi_square_test(counts, exact)
     assert test["bins"] >= 10, "too few bins for a meaningful test"
-    assert test["p_value"] > 1e-3, test
+    assert test["p_value"] > PASS_LEVEL, test
 
 
 @pytest.mark.slow
 def test_wrong_residual_fails_the_same_test(models):
     target, draft = models
-    config = SamplingConfig(1.0)
-    exact = sequence_distribution(target, PROMPT, NEW, config)
+    config, k = CASES["T=1,k=2"]
+    exact, wrong = distributions(models, "T=1,k=2")
     assert abs(sum(exact.values()) - 1) < 1e-5 and len(exact) == VOCAB**NEW
     with naive_rule():
-        counts = sample_counts(target, draft, config, 2, seed=2024)
+        counts = sample_counts(target, draft, config, k, N_FAIL, seed=2024)
     test = chi_square_test(counts, exact)
     assert test["bins"] >= 10, "too few bins for a meaningful test"
-    assert test["p_value"] < 1e-6, f"the wrong residual passed: {test}"
+    assert test["p_value"] < FAIL_LEVEL, f"the wrong residual passed: {test}"
+    # and the decoder under the wrong rule samples the distribution the power was computed from
+    assert chi_square_test(counts, wrong)["p_value"] > PASS_LEVEL
 
 
 def test_draft_and_target_differ_enough_for_the_test_to_have_power(models):
