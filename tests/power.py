@@ -10,7 +10,8 @@ distribution the decoder samples under `mutants.naive_rule()` (also checked ther
 The Pearson chi-square statistic of N draws from a distribution pi, binned as the test bins them against the exact
 p (cells of expected count >= 5, the rest pooled), is approximately noncentral chi-square with bins - 1 degrees of
 freedom and noncentrality N * sum_b (pi_b - p_b)^2 / p_b (Cochran; the audit's detectable TV uses the same, see
-specdec_site/audit.py). `smallest_n` is the least N at which a test at level alpha rejects pi with the stated power.
+specdec_site/audit.py). `smallest_n` is the least N at which a test at level alpha rejects pi with the stated power;
+where pi cannot be enumerated (a policy with state), `smallest_n_measured` starts from a measured noncentrality.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-POWER = 0.99  # the probability with which each chi-square test of tests/test_statistical.py catches the wrong residual
+# The probability with which each chi-square test of the slow tier (tests/test_statistical.py, test_policies.py,
+# test_decoding.py, test_audit.py) catches the wrong residual under its own settings, at the level it asserts
+POWER = 0.99
 
 
 def model_probs(model, prompt: torch.Tensor, contexts: list[tuple], config, width: int) -> dict[tuple, torch.Tensor]:
