@@ -10,7 +10,8 @@ norm(max(0, p - a q)), computed (tests/power.py) from that rule's exact output d
 settings (TV about 0.16 from the target's, in both cases): a test that must pass (p > 1e-3) would fail the
 wrong rule with probability >= POWER, and the test that must fail (p < 1e-6) does so with probability
 >= POWER. test_the_sample_sizes_are_the_computed_ones recomputes them; at 3000 each (the earlier guess) the
-slow tier spent 4x the draws for a power that was already 1 - 1e-12.
+slow tier spent 4x the draws for a power of 1 - 2e-31 (the wrong residual's noncentrality at 3000: 442, 61 degrees
+of freedom).
 """
 
 import pytest
