@@ -236,6 +236,170 @@ def test_out_in_a_read_only_folder_is_refused(tmp_path, capsys, monkeypatch):
         locked.chmod(0o755)
 
 
+def test_committed_artifacts_were_built_by_the_committed_code():
+    """Each committed artifact (the executed notebook too) records the code that built it: the code its stage runs
+    (freshness.py) or, for one written before those digests, all of the data code. It must be the repository's."""
+    from specdec_site.freshness import code_hash, stage_code_hash
+    from specdec_site.stages import DEFAULT_CPU_OUT, STAGES
+
+    checked = 0
+    for name, stage in STAGES.items():
+        path = stage.path(DEFAULT_CPU_OUT)
+        meta = stage.read_meta(json.loads(path.read_text()))
+        field, now = (("stage_code_sha256", stage_code_hash(name)) if "stage_code_sha256" in meta
+                      else ("code_sha256", code_hash()))
+        assert meta[field] == now, (
+            f"{path.relative_to(ROOT)} was built by other code ({field} {meta[field][:12]}, the repository's is "
+            f"{now[:12]}): rebuild with `python scripts/build_data.py --device cpu` (the changed stages rerun)")
+        checked += 1
+    assert checked == len(STAGES) == 4
+
+
+def _artifact(tmp_path, meta: dict) -> Path:
+    path = tmp_path / "exactness.json"
+    path.write_text(json.dumps({"metadata": meta}))
+    return path
+
+
+def test_changed_code_makes_the_stages_that_run_it_stale(tmp_path, monkeypatch):
+    from specdec_site import cli
+    from specdec_site.stages import STAGES
+
+    stage, config = STAGES["exactness"], {"seed": 0, "exact_samples": 10, "trace_tokens": 48}
+    # An artifact from before the per-stage digests: all of the data code, all of the settings.
+    path = _artifact(tmp_path, {"schema_version": cli.SCHEMA_VERSION, "config_hash": cli.config_hash(config),
+                                "code_sha256": cli.code_hash()})
+    assert cli.staleness(stage, path, config) is None
+    assert cli.staleness(stage, path, {**config, "trace_tokens": 8}) == "built with other settings"
+    monkeypatch.setattr(cli, "code_hash", lambda: "0" * 64)
+    assert "built by other code" in cli.staleness(stage, path, config)
+    monkeypatch.undo()
+    # With per-stage digests: a setting the stage does not read changes nothing; one it reads does.
+    path = _artifact(tmp_path, {"schema_version": cli.SCHEMA_VERSION, "code_sha256": "0" * 64,
+                                "stage_config_hash": cli.config_hash(cli.stage_settings("exactness", config)),
+                                "stage_code_sha256": cli.stage_code_hash("exactness")})
+    assert cli.staleness(stage, path, config) is None, "the global code digest must no longer decide"
+    assert cli.staleness(stage, path, {**config, "trace_tokens": 8}) is None
+    assert cli.staleness(stage, path, {**config, "exact_samples": 20}) == "built with other settings"
+    assert cli.staleness(stage, path, {**config, "seed": 1}) == "built with other settings"
+    monkeypatch.setattr(cli, "stage_code_hash", lambda name: "0" * 64)
+    assert "built by other code" in cli.staleness(stage, path, config)
+
+
+def _digests_after_editing(tmp_path, monkeypatch, edited: str) -> dict:
+    """{stage: digest changed?} after appending a comment to one file of a copy of the tree."""
+    import shutil
+
+    from specdec_site import freshness
+    from specdec_site.stages import STAGES
+
+    tree = tmp_path / "tree"
+    for folder in ("specdec", "specdec_site", "scripts", "notebooks"):
+        shutil.copytree(ROOT / folder, tree / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(freshness, "ROOT", tree)
+    monkeypatch.setattr(freshness, "hash_paths", lambda paths: _hash_under(tree, paths))
+    monkeypatch.setattr("specdec_site.stages.STAGE_MODULES",
+                        {name: f"specdec_site/{s.run.__module__.rsplit('.', 1)[-1]}.py" for name, s in STAGES.items()})
+
+    def digests():
+        freshness._specdec_exports.cache_clear()
+        return {name: _hash_under(tree, freshness.stage_files(name)) for name in STAGES}
+
+    before = digests()
+    if edited.endswith(".ipynb"):  # a code cell gains a comment
+        nb = json.loads((tree / edited).read_text())
+        next(c for c in nb["cells"] if c["cell_type"] == "code")["source"].append("\n# an edit")
+        (tree / edited).write_text(json.dumps(nb))
+    else:
+        with open(tree / edited, "a") as f:
+            f.write("\n# an edit\n")
+    after = digests()
+    return {name: before[name] != after[name] for name in STAGES}
+
+
+def _hash_under(tree: Path, paths) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in sorted(paths):
+        digest.update(str(path.relative_to(tree)).encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
+@pytest.mark.parametrize("edited,stale", [
+    ("specdec_site/exactness_stage.py", {"exactness"}),  # the stage's own module: that stage alone
+    ("specdec_site/mutants.py", {"exactness", "notebook"}),  # the mutation harness (the notebook shows the naive rule)
+    ("specdec_site/sweep.py", {"policies"}),
+    ("specdec_site/hf.py", {"policies"}),
+    ("specdec_site/traces_stage.py", {"traces"}),
+    ("specdec/models.py", {"traces", "policies", "notebook"}),  # loading the pair: not the exactness stage's tiny models
+    ("specdec/verify.py", {"traces", "policies", "exactness", "notebook"}),  # the rule: every stage
+    ("notebooks/walkthrough.ipynb", {"notebook"}),
+    ("specdec_site/cli.py", set()),  # the command line decides what runs, not what a stage computes
+    ("specdec_site/figures.py", set()),  # the figure half re-reads the artifacts
+])
+def test_an_edit_reruns_exactly_the_stages_that_run_the_edited_file(tmp_path, monkeypatch, edited, stale):
+    changed = _digests_after_editing(tmp_path, monkeypatch, edited)
+    assert {name for name, yes in changed.items() if yes} == stale
+
+
+def test_stage_code_follows_imports_through_the_library_and_the_build_package():
+    """A stage's digest covers what its module imports, transitively, lazy `from specdec import X` names too."""
+    from specdec_site.freshness import NOT_CODE, code_hash, data_code, imported_files, stage_files
+
+    files = {name: {str(p.relative_to(ROOT)) for p in stage_files(name)} for name in ("traces", "policies", "exactness")}
+    assert {"specdec/verify.py", "specdec/cache.py", "specdec/drafters.py", "specdec_site/context.py",
+            "specdec/models.py", "specdec_site/prompts.py"} <= files["traces"]
+    assert {"specdec_site/policies_stage.py", "specdec_site/sweep.py", "specdec_site/hf.py",
+            "specdec_site/public_prompts.py"} <= files["policies"]
+    assert {"specdec_site/mutants.py", "specdec_site/exact.py", "specdec/decoding.py"} <= files["exactness"]
+    assert "specdec/models.py" not in files["exactness"] and "specdec_site/context.py" not in files["exactness"]
+    assert not any(set(NOT_CODE) & f for f in files.values())
+    # `from specdec import HybridDrafter` (inside a function) reaches specdec/drafters.py through the export table
+    assert ROOT / "specdec" / "drafters.py" in imported_files(ROOT / "specdec_site" / "policies_stage.py")
+    assert set(data_code()) == {p for name in files for p in stage_files(name)} | set(stage_files("notebook"))
+    assert len(code_hash()) == 64
+
+
+def test_a_stage_that_reads_an_unlisted_setting_is_refused():
+    from specdec_site.config import FULL
+    from specdec_site.freshness import RecordedConfig
+
+    cfg = RecordedConfig(FULL)
+    assert cfg.exact_samples == FULL.exact_samples and cfg.undeclared("exactness") == []
+    assert cfg.modes["sampled"]["temperature"] == FULL.sampled_temperature
+    assert cfg.undeclared("exactness") == ["modes", "sampled_temperature"]
+    assert cfg.undeclared("traces") == ["exact_samples"]
+    with pytest.raises(AttributeError):
+        cfg.exact_samples = 3
+
+
+def test_the_full_build_stayed_under_14_gb_and_logged_it():
+    log = (ROOT / "docs" / "data" / "cpu" / "build-log.txt").read_text()
+    summary = [line for line in log.splitlines() if line.startswith("[build] summary:")]
+    assert summary and "peak memory" in summary[-1]
+    for path in sorted((ROOT / "docs" / "data" / "cpu").glob("*.json")):
+        peak = json.loads(path.read_text())["metadata"]["peak_rss_gb"]
+        assert peak < 14, f"{path.name}: peak memory {peak} GB"
+
+
+@pytest.mark.parametrize("argv", [["--reps", "2"], ["--rows", "0", "3"]])
+def test_bench_kernels_checks_its_arguments_before_loading_a_model(argv, monkeypatch, capsys):
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "bench_kernels.py"
+    spec = importlib.util.spec_from_file_location("bench_kernels", path)  # as tests/test_simulate_policies.py does
+    bench_kernels = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench_kernels)
+    monkeypatch.setattr(models, "load_model", lambda *a, **k: pytest.fail("a model was loaded"))
+    with pytest.raises(SystemExit) as exit_info:
+        bench_kernels.main(argv)
+    assert exit_info.value.code == 2 and "--reps must be >= 3" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- issue 34: the edges that lost data or hours
+
+
 def committed_digests() -> dict:
     from specdec.fileio import sha256_file
 
