@@ -4,8 +4,9 @@ A rule's output distribution over every continuation of a few tokens from tiny m
 step as Algorithm 1 runs (Leviathan et al. 2022): draft k_step = min(k, left - 1) tokens from q (the decoder's cap,
 `decoding._step_budget`), accept each with min(1, p/q), on the first rejection draw from the rule's residual, and
 after k_step acceptances draw the bonus from p. With the exact residual norm(max(0, p - q)) this is the target's own
-distribution (checked by tests/test_statistical.py); with the naive residual norm(max(0, p - a q)) it is the wrong
-distribution the decoder samples under `mutants.naive_rule()` (also checked there, by sampling).
+distribution (checked by tests/test_statistical.py); with the naive residual norm(max(0, p - a q))
+(specdec_site.exact.naive_residual, the function `mutants.naive_rule()` puts in the decoder) it is the wrong
+distribution the decoder samples under that rule (also checked there, by sampling).
 
 The Pearson chi-square statistic of N draws from a distribution pi, binned as the test bins them against the exact
 p (cells of expected count >= 5, the rest pooled), is approximately noncentral chi-square with bins - 1 degrees of
@@ -44,13 +45,6 @@ def model_probs(model, prompt: torch.Tensor, contexts: list[tuple], config, widt
 def exact_residual(p_row: torch.Tensor, q_row: torch.Tensor, x: int) -> torch.Tensor:
     """Algorithm 1's residual norm(max(0, p - q)), whatever token was rejected."""
     r = (p_row - q_row).clamp_min(0.0)
-    return r / r.sum()
-
-
-def naive_residual(p_row: torch.Tensor, q_row: torch.Tensor, x: int) -> torch.Tensor:
-    """The wrong residual norm(max(0, p - a q)), a = min(1, p(x)/q(x)) of the rejected token x."""
-    a = min(1.0, float(p_row[x] / q_row[x]))
-    r = (p_row - a * q_row).clamp_min(0.0)
     return r / r.sum()
 
 
@@ -117,30 +111,41 @@ def deviations(exact: dict[tuple, float], wrong: dict[tuple, float]) -> tuple[np
     return np.array([p for p, _ in pairs]), np.array([d for _, d in pairs])
 
 
-def noncentrality(n: int, p: np.ndarray, d: np.ndarray, min_expected: float = 5.0) -> tuple[float, int]:
+def chi_square_bins(n: int, p: np.ndarray, min_expected: float = 5.0) -> tuple[int, int]:
+    """(how many sequences stand alone, degrees of freedom) of the chi-square test of n draws against p (sorted
+    descending), binned as exact.pooled_bins bins it: a cell per sequence expected >= min_expected times, the rest
+    pooled into one."""
+    alone = int(np.searchsorted(-p, -min_expected / n, side="right"))
+    return alone, alone + (alone < len(p)) - 1
+
+
+def noncentrality(n: int, p: np.ndarray, d: np.ndarray) -> tuple[float, int]:
     """(noncentrality, degrees of freedom) of the chi-square test of n draws from p + d against p (`deviations`), on
-    the test's own bins at this n (exact.pooled_bins: a cell per sequence expected >= min_expected times, the rest
-    pooled into one)."""
-    alone = int(np.searchsorted(-p, -min_expected / n, side="right"))  # p is sorted descending: n p >= 5 first
+    the test's own bins at this n."""
+    alone, df = chi_square_bins(n, p)
     lam = float(np.sum(d[:alone] ** 2 / p[:alone]))
     if alone < len(p):
         lam += float(d[alone:].sum() ** 2 / p[alone:].sum())
-    return n * lam, alone + (alone < len(p)) - 1
+    return n * lam, df
 
 
-def power(n: int, exact: dict, wrong: dict, alpha: float, prepared=None) -> float:
-    """The probability that the test at level alpha rejects n draws from `wrong` (noncentral chi-square)."""
+def rejection_probability(lam: float, df: int, alpha: float) -> float:
+    """The probability that a chi-square test at level alpha rejects, its statistic noncentral chi-square(df, lam)."""
     from scipy.stats import chi2, ncx2
 
-    lam, df = noncentrality(n, *(prepared or deviations(exact, wrong)))
     return float(ncx2.sf(chi2.isf(alpha, df), df, lam))
+
+
+def power(n: int, exact: dict, wrong: dict, alpha: float) -> float:
+    """The probability that the test at level alpha rejects n draws from `wrong`."""
+    return rejection_probability(*noncentrality(n, *deviations(exact, wrong)), alpha)
 
 
 def smallest_n(exact: dict, wrong: dict, alpha: float, target_power: float, step: int = 50, cap: int = 5000) -> int:
     """The least n (a multiple of `step`) from which on, up to `cap`, the test rejects `wrong` with `target_power`."""
     prepared = deviations(exact, wrong)
     ns = range(step, cap + step, step)
-    ok = [power(n, exact, wrong, alpha, prepared) >= target_power for n in ns]
+    ok = [rejection_probability(*noncentrality(n, *prepared), alpha) >= target_power for n in ns]
     if not ok[-1]:
         raise ValueError(f"power {target_power} not reached by n = {cap}")
     i = len(ok) - 1
@@ -163,12 +168,8 @@ def smallest_n_measured(per_draw: float, exact: dict, alpha: float, target_power
                         cap: int = 20_000) -> int:
     """The least n (a multiple of `step`) at which a deviation of per-draw noncentrality `per_draw`, on the test's
     bins at n (their count from `exact`), is found at level alpha with `target_power`."""
-    from scipy.stats import chi2, ncx2
-
     p = np.array(sorted((v for v in exact.values() if v > 0), reverse=True))
     for n in range(step, cap + step, step):
-        alone = int(np.searchsorted(-p, -5.0 / n, side="right"))
-        df = alone + (alone < len(p)) - 1
-        if ncx2.sf(chi2.isf(alpha, df), df, per_draw * n) >= target_power:
+        if rejection_probability(per_draw * n, chi_square_bins(n, p)[1], alpha) >= target_power:
             return n
     raise ValueError(f"power {target_power} not reached by n = {cap}")

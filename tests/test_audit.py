@@ -47,9 +47,10 @@ def test_the_known_inexact_controls_fail(pair):
 N_ALPHA_CONTROL, ALPHA_CONTROL_SEED = 2150, 2
 @pytest.mark.slow
 def test_the_alpha_residual_control_fails(pair):
-    from power import POWER, naive_residual, smallest_n, speculative_distribution
+    from power import POWER, smallest_n, speculative_distribution
 
     from specdec import SamplingConfig
+    from specdec_site.exact import naive_residual
 
     target, draft = pair
     setup, prompt = A.AuditSetup(), torch.tensor(A.AuditSetup().prompt)

@@ -5,7 +5,13 @@ import torch
 
 from specdec import SamplingConfig, autoregressive_generate, probs_from_logits, speculative_generate
 from specdec.cache import CachedLM
-from specdec_site.exact import chi_square_test, make_tiny_lm, sample_sequence_counts, sequence_distribution
+from specdec_site.exact import (
+    chi_square_test,
+    make_tiny_lm,
+    naive_residual,
+    sample_sequence_counts,
+    sequence_distribution,
+)
 
 PROMPTS = [torch.tensor(p) for p in ([0, 3], [0, 5, 2, 7], [0], [0, 9, 9, 9, 4, 2])]
 
@@ -272,7 +278,7 @@ def test_smaller_draft_head_is_exact_and_reaches_every_target_id():
 
 @pytest.mark.slow
 def test_a_smaller_draft_head_samples_the_target_distribution():
-    from power import POWER, naive_residual, smallest_n, speculative_distribution
+    from power import POWER, smallest_n, speculative_distribution
 
     target, draft = smaller_head_pair()
     prompt = torch.tensor([1, 2])

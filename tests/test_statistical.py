@@ -16,10 +16,17 @@ of freedom).
 
 import pytest
 import torch
-from power import POWER, naive_residual, smallest_n, speculative_distribution
+from power import POWER, smallest_n, speculative_distribution
 
 from specdec import SamplingConfig, speculative_generate
-from specdec_site.exact import chi_square_test, make_tiny_lm, one_thread, sample_sequence_counts, sequence_distribution
+from specdec_site.exact import (
+    chi_square_test,
+    make_tiny_lm,
+    naive_residual,
+    one_thread,
+    sample_sequence_counts,
+    sequence_distribution,
+)
 from specdec_site.mutants import naive_rule
 
 VOCAB = 8
