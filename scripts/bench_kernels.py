@@ -36,8 +36,7 @@ def main(argv=None) -> None:
 
     import torch
 
-    from specdec.cache import CachedLM
-    from specdec.decoding import resolve_vocab_size
+    from specdec.cache import CachedLM, resolve_vocab_size
     from specdec.kernels import MIN_ROWS, PackedLinear, pack_linear_layers
     from specdec.models import DEFAULT_TARGET, load_model
 

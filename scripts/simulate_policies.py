@@ -45,8 +45,7 @@ def record_chains(target, draft, ids, n: int, k: int, vocab_size: int | None = N
     import torch
 
     from specdec import autoregressive_generate
-    from specdec.cache import CachedLM
-    from specdec.decoding import resolve_vocab_size
+    from specdec.cache import CachedLM, resolve_vocab_size
     from specdec.drafters import NgramDrafter, draft_confidence, draft_entropy, draft_margin
     from specdec.sampling import SamplingConfig
 
@@ -600,8 +599,7 @@ def record_probe(target, draft, ids, n: int, vocab_size: int | None = None) -> d
     import torch
 
     from specdec import autoregressive_generate
-    from specdec.cache import CachedLM, check_logits
-    from specdec.decoding import resolve_vocab_size
+    from specdec.cache import CachedLM, check_logits, resolve_vocab_size
     from specdec.drafters import draft_confidence
     from specdec.sampling import SamplingConfig
 

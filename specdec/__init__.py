@@ -12,7 +12,7 @@ __version__ = "0.2.0"
 
 # public name -> the module that defines it
 _EXPORTS = {
-    "GenerationTrace": "decoding", "StepRecord": "decoding", "autoregressive_generate": "decoding",
+    "GenerationTrace": "trace", "StepRecord": "trace", "autoregressive_generate": "decoding",
     "speculative_generate": "decoding",
     "Drafter": "drafters", "ModelDrafter": "drafters", "NgramDrafter": "drafters", "HybridDrafter": "drafters",
     "DraftPolicy": "policies", "FixedPolicy": "policies", "ConfidencePolicy": "policies",
@@ -20,10 +20,12 @@ _EXPORTS = {
     "DEFAULT_DRAFT": "models", "DEFAULT_TARGET": "models", "ModelLoadError": "models",
     "TokenizerMismatchError": "models", "check_same_tokenizer": "models", "load_model": "models",
     "load_pair": "models",
-    "pack_linear_layers": "kernels", "prepare_cpu_drafts": "kernels", "quantize_draft": "quantize",
+    "pack_linear_layers": "kernels", "prepare_cpu_drafts": "variants", "quantize_draft": "quantize",
     "SamplingConfig": "sampling", "probs_from_logits": "sampling",
     "VerifyResult": "verify", "acceptance_probability": "verify", "residual_distribution": "verify",
-    "verify_draft": "verify",
+    "verify_draft": "verify", "verify_proposal": "verify", "verify_tree": "verify", "verify_tree_sampled": "verify",
+    "Proposal": "drafters",
+    "TreeDrafter": "tree", "TreeShape": "tree",
 }
 __all__ = sorted(_EXPORTS)
 

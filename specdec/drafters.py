@@ -3,7 +3,8 @@
 A drafter proposes up to `budget` tokens after the tokens so far and returns them with the distribution q
 each was drawn from; the verifier needs nothing else (Leviathan Algorithm 1 holds for any q that the
 proposals really came from). As in transformers' `candidate_generator.py`, the draft source sits behind
-one interface, and the decoder checks every proposal (`decoding.check_proposal`) before using it:
+one interface, and the decoder checks every proposal (`check_proposal`, beside the contract it checks) before
+using it:
 
 - `ModelDrafter(model)`: a small causal LM with its own KV cache (fp32 or int8); q is its warped softmax.
 - `NgramDrafter()`: prompt lookup (Saxena 2023; transformers' `prompt_lookup_num_tokens`): find the
@@ -24,19 +25,27 @@ from .cache import CachedLM, grown
 from .checks import as_count
 from .sampling import SamplingConfig, probs_from_logits, sample
 
+MAX_TREE_NODES = 256  # the most nodes a tree proposal may have (the target scores them all in one pass)
 DRAFT_ROOM = 64  # draft rows allocated at the start of a step (a q row is V floats: 0.6 MB for this vocabulary)
 
 
 @dataclass
 class Proposal:
-    tokens: torch.Tensor  # (n,) int64: the proposed ids, in order
+    tokens: torch.Tensor  # (n,) int64: the proposed ids (nodes), parents before children
     q_draft: torch.Tensor  # (n, V) float32: the distribution each proposed token was drawn from
     confidences: list[float]  # draft_confidence at each token (NaN when the policy did not ask)
     source: str  # "model" or "ngram"
+    parents: list[int] | None = None  # a tree's: node i's parent index (-1: the sequence's last token); None: a chain
+    sampled_children: bool = False  # a tree's children drawn from q without replacement (else chosen: top-b)
 
     @property
     def n(self) -> int:
+        """Nodes proposed (a chain's k)."""
         return self.tokens.shape[0]
+
+    @property
+    def is_chain(self) -> bool:
+        return self.parents is None
 
 
 class Drafter:
@@ -52,6 +61,7 @@ class Drafter:
 
     model: torch.nn.Module | None = None
     name = "drafter"
+    drafts_trees = False  # whether its proposals are trees (Proposal.parents); the policy's budget is then a depth
 
     def start(self, vocab_size: int) -> None:
         """A new sequence begins: forget any state (KV cache) of the previous one."""
@@ -64,6 +74,13 @@ class Drafter:
 
     def rollback(self, length: int) -> None:
         """Only the first `length` tokens of the sequence are final; forget anything after them."""
+
+    def commit(self, length: int, path: list[int] | None = None) -> None:
+        """After a step: the first `length` tokens are final. A chain's are a prefix of what was proposed (path
+        None: rollback); a tree's end with the accepted `path` (node indices), which a tree drafter keeps."""
+        if path is not None:
+            raise ValueError(f"the {self.name} drafter proposes chains; it cannot keep a tree's path")
+        self.rollback(length)
 
     def cached_lms(self) -> list:
         """The KV-cached models this drafter holds (for check_cache_invariant)."""
@@ -205,6 +222,68 @@ class HybridDrafter(Drafter):
 
     def cached_lms(self) -> list:
         return self.drafter.cached_lms()
+
+
+def check_proposal(proposal: Proposal, budget: int, vocab_size: int, drafter: str) -> None:
+    """A drafter's proposal is checked before it is used, because a wrong q is never an error by itself: the output
+    would silently stop being the target's distribution. Required: at most `budget` tokens, ids in [0, V), q (n, V)
+    finite and >= 0 with each row summing to 1 (float32 tolerance), and q(x) > 0 for each proposed x (the draft
+    drew it, so it had mass); a tree's parents each -1 or an earlier node. One host sync."""
+    if not isinstance(proposal, Proposal):
+        raise TypeError(f"the {drafter} drafter's propose() must return a specdec Proposal, got "
+                        f"{type(proposal).__name__}")
+    tokens, q = proposal.tokens, proposal.q_draft
+    if not (isinstance(tokens, torch.Tensor) and tokens.dim() == 1 and tokens.dtype == torch.int64):
+        raise ValueError(f"the {drafter} drafter proposed tokens that are not a 1-D int64 tensor")
+    n = tokens.shape[0]
+    parents = proposal.parents
+    if parents is None and n > budget:
+        raise ValueError(f"the {drafter} drafter proposed {n} tokens, more than this step's budget of {budget}")
+    if not (isinstance(q, torch.Tensor) and q.dtype == torch.float32 and tuple(q.shape) == (n, vocab_size)):
+        shape = tuple(q.shape) if isinstance(q, torch.Tensor) else type(q).__name__
+        raise ValueError(f"the {drafter} drafter's q_draft must be float32 of shape ({n}, {vocab_size}) "
+                         f"(one row per proposed token), got {shape}")
+    if len(proposal.confidences) != n:
+        raise ValueError(f"the {drafter} drafter gave {len(proposal.confidences)} confidences for {n} tokens")
+    if parents is not None:
+        check_tree(parents, tokens, budget, drafter)
+    if n == 0:
+        return
+    in_vocab = (tokens >= 0) & (tokens < vocab_size)
+    q_x = q[torch.arange(n, device=q.device), tokens.clamp(0, vocab_size - 1)]
+    sums = q.sum(-1, dtype=torch.float64)  # (n,): NaN or +-inf anywhere in a row makes its sum non-finite
+    # 1e-3: float32 sums over a 152k vocabulary round to ~1e-5; a scaled or truncated q misses by far more
+    ok = torch.stack([in_vocab.all(), torch.isfinite(sums).all(), torch.nan_to_num(q.amin(), nan=0.0) >= 0,
+                      ((sums - 1).abs() <= 1e-3).all(), (q_x > 0).all()]).tolist()
+    problems = ("ids outside the vocabulary [0, V)", "NaN or infinite q", "negative q",
+                "q rows that do not sum to 1", "a token its own q gives probability 0")
+    bad = [why for good, why in zip(ok, problems) if not good]
+    if bad:
+        raise ValueError(f"the {drafter} drafter's proposal has {' and '.join(bad)}: q must be the distribution each "
+                         f"proposed token was drawn from (one-hot for a deterministic proposal), or the output is "
+                         f"not exact")
+
+
+def check_tree(parents, tokens: torch.Tensor, budget: int, drafter: str) -> None:
+    """A tree proposal's shape: each node's parent -1 or an earlier node, at most MAX_TREE_NODES nodes, no path
+    longer than the budget (a step emits at most depth + 1 tokens), siblings with distinct tokens (the rule
+    descends to THE child that matches a draw)."""
+    n = tokens.shape[0]
+    if not isinstance(parents, list) or len(parents) != n or not all(
+            isinstance(a, int) and not isinstance(a, bool) and -1 <= a < i for i, a in enumerate(parents)):
+        raise ValueError(f"the {drafter} drafter's parents must list, for each of its {n} nodes, -1 or the index of "
+                         f"an earlier node, got {parents!r}")
+    if n > MAX_TREE_NODES:
+        raise ValueError(f"the {drafter} drafter proposed a tree of {n} nodes, more than {MAX_TREE_NODES}")
+    depth = []
+    for a in parents:
+        depth.append(1 if a < 0 else depth[a] + 1)
+    if depth and max(depth) > budget:
+        raise ValueError(f"the {drafter} drafter proposed a tree {max(depth)} deep, deeper than this step's budget "
+                         f"of {budget}")
+    ids = tokens.tolist()
+    if len({(a, t) for a, t in zip(parents, ids)}) != n:
+        raise ValueError(f"the {drafter} drafter proposed two siblings with the same token")
 
 
 def as_drafter(draft) -> Drafter:

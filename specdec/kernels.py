@@ -93,24 +93,6 @@ def own_small_tensors(model: torch.nn.Module) -> torch.nn.Module:
     return model
 
 
-def prepare_cpu_drafts(target: torch.nn.Module, draft: torch.nn.Module, *, packed: bool = True,
-                       int8: bool = True) -> dict[str, torch.nn.Module]:
-    """The one place the CPU variants are made: {"fp32": draft, "int8": its int8 copy} (int8 if asked).
-
-    The int8 copy is quantized from the unpacked float32 weights first; then the target (and so its
-    target-only baseline, the very same object) and the fp32 draft get the packed kernels, in place.
-    """
-    from .quantize import quantize_draft
-
-    drafts = {"int8": quantize_draft(draft)} if int8 else {}
-    release_freed_memory()  # quantizing's temporaries, before packing allocates
-    if packed:
-        pack_linear_layers(target)
-        pack_linear_layers(draft)
-    release_freed_memory()
-    return {"fp32": draft, **drafts}
-
-
 def release_freed_memory() -> None:
     """Collect garbage, then give the freed heap pages back to the OS (trim_heap)."""
     import gc

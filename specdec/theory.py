@@ -123,3 +123,56 @@ def bootstrap_median_ci(values: Sequence[float], n_boot: int = 2000, level: floa
     lo = medians[int((1 - level) / 2 * n_boot)]
     hi = medians[min(n_boot - 1, int((1 + level) / 2 * n_boot))]
     return lo, hi
+
+
+# ---------------------------------------------------------------- token trees (Sequoia's dynamic programme)
+
+
+def tree_expected_accepted(paths: Sequence[Sequence[int]], accept_by_rank: Sequence[float]) -> float:
+    """Expected accepted nodes per step of a static tree (rank paths, as tree.TreeShape), greedily: a node is
+    accepted when the target's token at each step of its path is the draft's token of that rank, each with the
+    probability accept_by_rank[rank], independently (Sequoia's positional acceptance model). A step emits one token
+    more."""
+    total = 0.0
+    for path in paths:
+        prob = 1.0
+        for rank in path:
+            prob *= accept_by_rank[rank] if rank < len(accept_by_rank) else 0.0
+        total += prob
+    return total
+
+
+def best_tree(accept_by_rank: Sequence[float], nodes: int, max_depth: int) -> tuple[float, list[tuple[int, ...]]]:
+    """The static tree of at most `nodes` nodes and `max_depth` levels with the most expected accepted nodes under
+    the positional model of tree_expected_accepted: Sequoia's dynamic programme (Chen et al. 2024, arXiv
+    2402.12374). Returns (expected accepted nodes, its rank paths). A node's value is a_r (1 + value of the forest
+    below it); a forest of n nodes under one parent spends them on children of ranks r, r + 1, ... .
+
+    best_forest(d, n, r): the best forest of at most n nodes, at most d levels deep, from children of ranks >= r."""
+    import functools
+
+    a = [float(x) for x in accept_by_rank]
+    if nodes < 0 or max_depth < 0 or any(not 0.0 <= x <= 1.0 for x in a):
+        raise ValueError("need nodes >= 0, max_depth >= 0 and acceptance probabilities in [0, 1]")
+
+    @functools.cache
+    def forest(d: int, n: int, r: int) -> tuple[float, tuple]:
+        if d == 0 or n == 0 or r >= len(a):
+            return 0.0, ()
+        best = forest(d, n, r + 1)  # no child of rank r (nor of any higher rank, which would be worth no more)
+        for m in range(1, n + 1):  # the rank-r child's subtree takes m nodes, itself included
+            below, shape = forest(d - 1, m - 1, 0)
+            rest, others = forest(d, n - m, r + 1)
+            value = a[r] * (1.0 + below) + rest
+            if value > best[0] + 1e-15:
+                best = value, ((r, shape),) + others
+        return best
+
+    value, shape = forest(max_depth, nodes, 0)
+
+    def paths(forest_shape, prefix=()):
+        for rank, below in forest_shape:
+            yield prefix + (rank,)
+            yield from paths(below, prefix + (rank,))
+
+    return value, list(paths(shape))

@@ -4,6 +4,15 @@ Leviathan, Kalman & Matias, "Fast Inference from Transformers via Speculative De
 (arXiv 2211.17192), Algorithm 1; the same rule is Chen et al. 2023 (arXiv 2302.01318), Algorithm 2,
 where the names are swapped (there q is the target and p the draft). Here, as in Leviathan:
 p = target, q = draft. The numbered steps below are the ones the math page refers to.
+
+`verify_proposal` picks the rule for a proposal's shape: a chain's is `verify_draft`; a tree of deterministic
+children (the draft's top-b at each node: Medusa, EAGLE-2, SGLang, vLLM) is verified by `verify_tree`, "sample and
+match": at each node draw y from the target's p there, descend if y is a child, else emit y. Each emitted token is
+drawn from p given the tokens before it, so the output is the target's distribution whatever the tree; at
+temperature 0 it is the longest path that follows the target's argmax. A tree whose children were drawn from the
+draft's q without replacement (SpecInfer; Jeon et al. 2024, arXiv 2402.14160) is verified by `verify_tree_sampled`,
+recursive rejection sampling: each child in turn is accepted with min(1, p(x)/q(x)), and after a rejection p becomes
+the residual norm(max(0, p - q)) and q loses the tried child (renormalised over the siblings not yet tried).
 """
 
 from __future__ import annotations
@@ -46,6 +55,7 @@ class VerifyResult:
     resampled_token: int | None  # token drawn from the residual at the first rejection
     bonus_token: int | None  # token drawn from p_target[k] when all k were accepted
     residual: torch.Tensor | None  # (V,) norm(max(0, p - q)) at the rejected position
+    path: list[int] | None = None  # a tree's: the accepted nodes, root to leaf (None for a chain)
 
 
 def verify_draft(
@@ -103,3 +113,164 @@ def verify_draft(
         bonus_token=bonus,
         residual=residual,
     )
+
+
+def verify_tree(
+    tokens: torch.Tensor,
+    parents: list[int],
+    p_target: torch.Tensor,
+    generator: torch.Generator,
+    *,
+    uniforms: torch.Tensor | None = None,
+) -> VerifyResult:
+    """Sample and match: the exact rule for a tree whose children are chosen deterministically (top-b).
+
+    tokens (N,) int64, the nodes, parents before children, siblings' tokens distinct; parents[i] the index of node
+    i's parent, -1 for a child of the prefix; p_target (N + 1, V): row 0 the target's p after the prefix, row 1 + i
+    its p after node i's root-to-node path. `uniforms` (at most depth + 1, float64) replaces the draws (replay).
+    """
+    n = tokens.shape[0]
+    if len(parents) != n or p_target.shape[0] != n + 1:
+        raise ValueError(f"shape mismatch: {n} nodes, {len(parents)} parents, p_target {tuple(p_target.shape)}; "
+                         f"expected N parents and (N + 1, V)")
+    ids = tokens.tolist()
+    # 1. The children of each node (-1: the prefix), as {token: node}.
+    children: dict[int, dict[int, int]] = {}
+    for i, parent in enumerate(parents):
+        children.setdefault(parent, {})[ids[i]] = i
+    path, drawn = [], []
+    node = -1
+    while True:
+        # 2. At the current node, draw y ~ p there (inverse CDF with one uniform, as sampling.sample draws).
+        p_row = p_target[node + 1]
+        cdf = torch.cumsum(p_row, dim=0, dtype=torch.float64)
+        if uniforms is None:
+            u = torch.rand(1, generator=generator, dtype=torch.float64, device=p_row.device)
+        else:
+            u = uniforms[len(drawn)].view(1).to(torch.float64)
+        drawn.append(u)
+        y = int(torch.searchsorted(cdf, u * cdf[-1], right=True)[0])
+        # 3. If y is one of the node's children, accept that child and go on from it.
+        child = children.get(node, {}).get(y)
+        if child is None:
+            break
+        path.append(child)
+        node = child
+    # 4. Otherwise emit y: drawn from p at the last accepted node, a bonus token where that node is a leaf.
+    on_path = torch.zeros(n, dtype=torch.bool, device=tokens.device)
+    on_path[path] = True
+    rows = torch.tensor([parent + 1 for parent in parents], dtype=torch.long, device=tokens.device)
+    p_x = p_target[rows, tokens] if n else p_target.new_zeros(0)
+    leaf = node not in children
+    tried = list(children.get(node, {}))  # the children y missed: p restricted to the other tokens is what y was
+    rest = p_target[node + 1].clone()  # drawn from, given no match (shown as the step's residual)
+    rest[tried] = 0.0
+    residual = None if leaf else rest / rest.sum().clamp_min(torch.finfo(rest.dtype).tiny)
+    extra = torch.tensor([y], dtype=torch.int64, device=tokens.device)
+    return VerifyResult(
+        n_accepted=len(path),
+        tokens=torch.cat([tokens[path], extra]),
+        accept_probs=p_x,  # the chance that the draw at a node's parent picks it
+        uniforms=torch.cat(drawn),
+        accepted=on_path,
+        p_draft_tokens=p_x,
+        q_draft_tokens=torch.ones(n, dtype=p_target.dtype, device=tokens.device),  # chosen: one-hot q
+        resampled_token=None if leaf else y,
+        bonus_token=y if leaf else None,
+        residual=residual,
+        path=path,
+    )
+
+
+def verify_tree_sampled(
+    tokens: torch.Tensor,
+    parents: list[int],
+    q_draft: torch.Tensor,
+    p_target: torch.Tensor,
+    generator: torch.Generator,
+    *,
+    uniforms: torch.Tensor | None = None,
+) -> VerifyResult:
+    """Recursive rejection sampling: the exact rule for a tree whose children were drawn from q without replacement.
+
+    tokens (N,) and parents as for verify_tree, the siblings in the order they were drawn; q_draft (N, V): row i the
+    draft's q at node i's parent (the distribution its siblings were drawn from, before any was removed); p_target
+    (N + 1, V) as for verify_tree. `uniforms` replaces the draws in the order the rule uses them (replay).
+    """
+    n = tokens.shape[0]
+    if len(parents) != n or p_target.shape[0] != n + 1 or tuple(q_draft.shape) != (n, p_target.shape[1]):
+        raise ValueError(f"shape mismatch: {n} nodes, {len(parents)} parents, q_draft {tuple(q_draft.shape)}, "
+                         f"p_target {tuple(p_target.shape)}; expected N parents, (N, V) and (N + 1, V)")
+    ids = tokens.tolist()
+    drawn: list[torch.Tensor] = []
+
+    def uniform() -> torch.Tensor:
+        u = (torch.rand(1, generator=generator, dtype=torch.float64, device=p_target.device) if uniforms is None
+             else uniforms[len(drawn)].view(1).to(torch.float64))
+        drawn.append(u)
+        return u
+
+    # 1. The children of each node (-1: the prefix), in the order they were drawn.
+    children: dict[int, list[int]] = {}
+    for i, parent in enumerate(parents):
+        children.setdefault(parent, []).append(i)
+    accept_probs = torch.full((n,), float("nan"), dtype=p_target.dtype, device=p_target.device)
+    path, node, residual = [], -1, None
+    while True:
+        p_row = p_target[node + 1]
+        tried = children.get(node, [])
+        if not tried:
+            break  # a leaf: the bonus token from p there
+        q_row = q_draft[tried[0]].clone()
+        accepted = None
+        for c in tried:
+            # 2. Accept child c with probability min(1, p(x)/q(x)) under the current p and q.
+            x = ids[c]
+            accept_probs[c] = acceptance_probability(p_row[x], q_row[x])
+            if bool(uniform() < accept_probs[c]):
+                accepted = c
+                break
+            # 3. Rejected: p becomes the residual norm(max(0, p - q)); q loses x, renormalised over the rest.
+            p_row = residual_distribution(p_row, q_row)
+            q_row[x] = 0.0
+            total = q_row.sum()
+            q_row = q_row / total if bool(total > 0) else q_row
+        if accepted is None:
+            residual = p_row
+            break
+        path.append(accepted)
+        node = accepted
+    # 4. The step's own token: from the last residual if every child of the last node was rejected, else (a leaf)
+    #    from p there.
+    u = uniform()
+    cdf = torch.cumsum(p_row, dim=0, dtype=torch.float64)
+    y = int(torch.searchsorted(cdf, u * cdf[-1], right=True)[0])
+    leaf = residual is None
+    on_path = torch.zeros(n, dtype=torch.bool, device=tokens.device)
+    on_path[path] = True
+    rows = torch.tensor([parent + 1 for parent in parents], dtype=torch.long, device=tokens.device)
+    index = torch.arange(n, device=tokens.device)
+    return VerifyResult(
+        n_accepted=len(path),
+        tokens=torch.cat([tokens[path], torch.tensor([y], dtype=torch.int64, device=tokens.device)]),
+        accept_probs=accept_probs,  # NaN for the children never tried
+        uniforms=torch.cat(drawn),
+        accepted=on_path,
+        p_draft_tokens=p_target[rows, tokens] if n else p_target.new_zeros(0),
+        q_draft_tokens=q_draft[index, tokens] if n else p_target.new_zeros(0),
+        resampled_token=None if leaf else y,
+        bonus_token=y if leaf else None,
+        residual=residual,
+        path=path,
+    )
+
+
+def verify_proposal(proposal, p_target: torch.Tensor, generator: torch.Generator) -> VerifyResult:
+    """The verification rule for the proposal's shape (a drafters.Proposal): a chain's is Algorithm 1 (verify_draft),
+    a tree's sample and match (verify_tree); p_target (n + 1, V) holds the target's distribution after the prefix's
+    last token (row 0, for a tree) or before each node, and after the last."""
+    if proposal.parents is None:
+        return verify_draft(proposal.tokens, proposal.q_draft, p_target, generator)
+    if proposal.sampled_children:
+        return verify_tree_sampled(proposal.tokens, proposal.parents, proposal.q_draft, p_target, generator)
+    return verify_tree(proposal.tokens, proposal.parents, p_target, generator)

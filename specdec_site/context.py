@@ -100,7 +100,7 @@ class BuildContext:
 
     def timed(self, fn):
         """(seconds, fn()) with the device synchronized around it."""
-        from specdec.decoding import sync_device
+        from specdec.timing import sync_device
 
         sync_device(self.device)
         start = time.perf_counter()

@@ -194,3 +194,90 @@ def chi_square_test(counts: dict, exact: dict, min_expected: float = 5.0) -> dic
         "p_value": float(result.pvalue),
         "tv_distance": 0.5 * sum(abs(counts.get(s, 0) / n - p) for s, p in exact.items()),
     }
+
+
+def tree_outcomes(tokens: torch.Tensor, parents: list[int], p_target: torch.Tensor) -> float:
+    """Every outcome of verify_tree (sample and match) on one tree, replayed: at each node, a draw in the middle of
+    each token's share of the inverse CDF must emit that token, or descend to the child that holds it. Returns the
+    total probability of the outcomes met (1 when every branch was reached); a wrong emission is an AssertionError
+    naming the draws."""
+    from specdec.verify import verify_tree
+
+    ids = tokens.tolist()
+    children: dict[int, dict[int, int]] = {}
+    for i, parent in enumerate(parents):
+        children.setdefault(parent, {})[ids[i]] = i
+    gen = torch.Generator().manual_seed(0)
+    total = 0.0
+
+    def walk(node: int, draws: list[float], path: list[int], weight: float) -> None:
+        nonlocal total
+        p = p_target[node + 1].double()
+        cdf = torch.cumsum(p, 0)
+        for t in range(p.shape[0]):
+            if float(p[t]) <= 0:
+                continue
+            u = (float(cdf[t - 1]) if t else 0.0) + float(p[t]) / 2
+            here = draws + [u / float(cdf[-1])]
+            child = children.get(node, {}).get(t)
+            if child is not None:
+                walk(child, here, path + [child], weight * float(p[t]))
+                continue
+            result = verify_tree(tokens, parents, p_target, gen, uniforms=torch.tensor(here, dtype=torch.float64))
+            expected = [ids[c] for c in path] + [t]
+            if result.path != path or result.tokens.tolist() != expected:
+                raise AssertionError(f"draws {here}: emitted {result.tokens.tolist()} on path {result.path}, expected "
+                                     f"{expected} on path {path}")
+            if (result.bonus_token is not None) != (node not in children):
+                raise AssertionError(f"draws {here}: a {'bonus' if result.bonus_token is not None else 'resampled'} "
+                                     f"token where node {node} is {'a leaf' if node not in children else 'no leaf'}")
+            total += weight * float(p[t])
+
+    walk(-1, [], [], 1.0)
+    return total
+
+
+def sampled_tree_first_token_distribution(p_root: torch.Tensor, q: torch.Tensor, m: int) -> torch.Tensor:
+    """Exact distribution (V,) float64 of the first token verify_tree_sampled emits when the prefix has m children
+    drawn from q without replacement: every ordered draw of the children (its probability computed here), and for
+    each, every branch of the rule's comparisons, replayed just below and just above each acceptance probability
+    (the rule's own, read from the all-rejected replay). The rule is exact iff this is p_root."""
+    import itertools
+
+    from specdec.verify import verify_tree_sampled
+
+    V = q.shape[0]
+    gen = torch.Generator().manual_seed(0)
+    eps = 1e-12
+    dist = torch.zeros(V, dtype=torch.float64)
+    p_target = p_root.double().expand(m + 1, V).clone()
+    drawable = [x for x in range(V) if float(q[x]) > 0]
+    for order in itertools.permutations(drawable, min(m, len(drawable))):
+        weight, left = 1.0, 1.0
+        for x in order:
+            weight *= float(q[x]) / left
+            left -= float(q[x])
+        n = len(order)
+        tokens = torch.tensor(order, dtype=torch.int64)
+        q_draft = q.double().expand(n, V).clone()
+
+        def replay(draws, tokens=tokens, n=n, q_draft=q_draft):
+            return verify_tree_sampled(tokens, [-1] * n, q_draft, p_target, gen,
+                                       uniforms=torch.tensor(draws + [0.5] * (n + 1 - len(draws)), dtype=torch.float64))
+
+        rejected = replay([2.0] * n)  # every child rejected: the acceptance probabilities in order, the residual
+        a = [float(x) for x in rejected.accept_probs]
+        reach = 1.0  # the probability of rejecting every child before this one
+        for j in range(n):
+            if a[j] > 0:
+                result = replay([a[i] + (1 - a[i]) * eps for i in range(j)] + [a[j] * (1 - eps)])
+                if result.path != [j] or int(result.tokens[0]) != order[j]:
+                    raise AssertionError(f"children {order}: a draw just below {a[j]:.6g} did not accept child {j}")
+                dist[order[j]] += weight * reach * a[j]
+            reach *= 1 - a[j]
+        if reach > 0:
+            result = replay([a[i] + (1 - a[i]) * eps for i in range(n)])
+            if result.path != [] or result.residual is None:
+                raise AssertionError(f"children {order}: draws just above every acceptance probability accepted one")
+            dist += weight * reach * result.residual.double()
+    return dist

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SCHEMA_VERSION = 7  # 7: metadata.git (the commit); 6: the k sweep is in the policies artifact (no benchmark artifact)
+SCHEMA_VERSION = 8  # 8: each step records its fates (fates, extra_fate); 7: metadata.git (the commit); 6: the k sweep is in the policies artifact (no benchmark artifact)
 
 
 def config_hash(config: dict) -> str:

@@ -50,7 +50,7 @@ MUTANTS = (
            "drafters", "ModelDrafter.propose", "seq[0, start + n] = sample(q_draft[n], generator)",
            "seq[0, start + n] = sample(probs_from_logits(logits[0] * 2, config), generator)"),
     Mutant("rollback_off_by_one", "the target's KV cache keeps one rejected position", "decoding",
-           "speculative_generate", "target_lm.rollback(n_new - 1)", "target_lm.rollback(n_new)"),
+           "speculative_generate", "target_lm.commit(n_new - 1, ", "target_lm.commit(n_new, "),
     # The Math's policy condition: whether to draft position i + 1 may depend on x_1..x_i and q, never on x_(i+1)
     # itself. Cutting a draft after seeing it turns its rejection branch into a bonus draw from p (there: p = (1/2,
     # 1/2), q = (0.9, 0.1), dropping a drafted B gives P(A) = 0.55).
@@ -60,7 +60,33 @@ MUTANTS = (
            "            proposal = dataclasses.replace(proposal, tokens=proposal.tokens[:-1], q_draft=proposal.q_draft[:-1],\n"
            "                                           confidences=proposal.confidences[:-1])\n"
            "        draft_tokens = proposal.tokens  # (k_step,)"),
+    # Token trees (tree.py, verify.verify_tree and verify_tree_sampled, cache.tree_attention): the bugs a tree adds.
+    Mutant("tree_mask_sees_siblings", "a tree node attends to every earlier node, its siblings and cousins too",
+           "cache", "tree_attention", "allowed[row, row] = True", "allowed[row, n_prefix:row + 1] = True"),
+    Mutant("tree_positions_by_index", "a tree node's position is its index in the pass, not prefix + depth",
+           "cache", "tree_attention", "positions = list(range(n_prefix)) + [n_prefix + d for d in depth]",
+           "positions = list(range(n_prefix + n_nodes))"),
+    Mutant("tree_leaf_bonus_unwarped", "a tree leaf's bonus token drawn from the target's plain softmax, without "
+           "temperature, top-k and top-p (EAGLE's published code)", "decoding", "speculative_generate",
+           "p_target = probs_from_logits(target_lm.logits(seq[:, : n + k_step], k_step + 1, proposal.parents), config)",
+           "p_target = unwarped_leaves(target_lm.logits(seq[:, : n + k_step], k_step + 1, proposal.parents), config,\n"
+           "                                   proposal.parents)"),
+    Mutant("tree_residual_keeps_tried", "sampled children: q keeps the children already tried (the residual and the "
+           "next test use q with them)", "verify", "verify_tree_sampled", "q_row[x] = 0.0", "pass  # q keeps x"),
 )
+
+
+def unwarped_leaves(logits: torch.Tensor, config, parents) -> torch.Tensor:
+    """The target's p at every row, but at a tree's leaves (the rows a bonus token is drawn from) its plain
+    softmax: the temperature, top-k and top-p left out (the tree_leaf_bonus_unwarped mutant's bug)."""
+    from specdec.sampling import probs_from_logits
+
+    p = probs_from_logits(logits, config)
+    if parents is None:
+        return p
+    leaves = [i + 1 for i in range(len(parents)) if i not in set(parents)]
+    p[leaves] = torch.softmax(logits[leaves].float(), dim=-1)
+    return p
 
 
 def _lookup(module, dotted: str):
@@ -83,7 +109,8 @@ def _compile_mutant(mutant: Mutant) -> tuple[object, str, Callable, Callable]:
     if source.count(mutant.old) != 1:
         raise ValueError(f"mutant {mutant.name}: {mutant.old!r} does not occur once in {mutant.function}")
     # the module's imports and helpers, and the wrong residual a mutant may call; the edited def is added
-    namespace = {**vars(module), "naive_residual": naive_residual, "dataclasses": dataclasses}
+    namespace = {**vars(module), "naive_residual": naive_residual, "dataclasses": dataclasses,
+                 "unwarped_leaves": unwarped_leaves}
     exec(compile(source.replace(mutant.old, mutant.new), f"<mutant {mutant.name}>", "exec"), namespace)
     replacement = namespace[name]
     for attr in ("__kwdefaults__", "__defaults__"):  # defaults evaluated in the module, not re-made
@@ -218,18 +245,91 @@ def check_sampled_sequences(n_runs: int = 2000, alpha: float = 1e-3) -> str | No
     return None
 
 
+def check_tree_enumeration() -> str | None:
+    """Exact, no model, both tree rules on random small trees and vocabularies (specdec_site.exact):
+    sample and match replayed at every outcome of every draw emits the path and token drawn, from the right rows;
+    recursive rejection sampling's first token, over every draw of the children without replacement and both
+    branches of every comparison, is distributed as p at the root."""
+    from .exact import sampled_tree_first_token_distribution, tree_outcomes
+
+    gen = torch.Generator().manual_seed(13)
+    for trial in range(60):
+        V, width = 3 + trial % 3, 1 + trial % 2
+        parents = [-1] * width + [i for i in range(width) for _ in range(width)]  # two levels
+        p = torch.softmax(torch.randn(len(parents) + 1, V, generator=gen, dtype=torch.float64) * 2, -1)
+        tokens = torch.tensor([int(x) for x in torch.randperm(V, generator=gen)[:width]] * (1 + width))
+        try:
+            tree_outcomes(tokens, parents, p)
+        except AssertionError as err:
+            return f"sample and match, case {trial}: {err}"
+        q = torch.softmax(torch.randn(V, generator=gen, dtype=torch.float64) * 2, -1)
+        dist = sampled_tree_first_token_distribution(p[0], q, min(width + 1, V - 1))
+        worst = float((dist - p[0]).abs().max())
+        if worst > 1e-9:
+            return f"recursive rejection sampling, case {trial}: the first token is off p at the root by {worst:.3g}"
+    return None
+
+
+def check_tree_greedy_equality() -> str | None:
+    """Token for token: greedy decoding with token trees (static, dynamic, sampled children) equals greedy decoding
+    of the target (tiny models), with the caches checked after every step."""
+    from specdec import decoding
+    from specdec.tree import TreeDrafter, TreeShape
+
+    target, draft = _tiny_pair(12)
+    drafters = {"full 2x3": lambda: TreeDrafter(draft, TreeShape.full(2, 3)),
+                "dynamic": lambda: TreeDrafter(draft, width=3, depth=3, nodes=8),
+                "sampled 2x2": lambda: TreeDrafter(draft, TreeShape.full(2, 2), sampled=True)}
+    for seed in range(4):
+        prompt = torch.randint(12, (3,), generator=torch.Generator().manual_seed(seed))
+        reference = decoding.autoregressive_generate(target, prompt, max_new_tokens=16, temperature=0.0,
+                                                     generator=torch.Generator())
+        for name, make in drafters.items():
+            out = decoding.speculative_generate(target, make(), prompt, max_new_tokens=16, k=4, temperature=0.0,
+                                                generator=torch.Generator(), check_cache_invariant=True)
+            if out.tolist() != reference.tolist():
+                return f"prompt {prompt.tolist()}, {name} tree: {out.tolist()} != target greedy {reference.tolist()}"
+    return None
+
+
+def check_tree_sampled_sequences(n_runs: int = 2000, alpha: float = 1e-3) -> str | None:
+    """Statistical, through the decoder: 2 tokens sampled at T = 0.7 with top-p 0.9 through a one-level tree of the
+    draft's top-2 (its children are leaves: every accepted child is followed by a bonus token), chi-square against
+    the exact distribution of the target's own sampling under the same settings."""
+    from specdec.sampling import SamplingConfig
+    from specdec.tree import TreeDrafter, TreeShape
+
+    from .exact import chi_square_test, one_thread, sample_sequence_counts, sequence_distribution
+
+    target, draft = _tiny_pair(4, 0.3)
+    prompt = torch.tensor([1, 3])
+    config = SamplingConfig(0.7, top_p=0.9)
+    exact = sequence_distribution(target, prompt, 2, config)
+    with one_thread():
+        counts = sample_sequence_counts(target, TreeDrafter(draft, TreeShape.full(2, 1)), prompt, 2, n_runs, seed=5,
+                                        k=1, temperature=0.7, top_p=0.9)
+    result = chi_square_test(counts, exact)
+    if result["p_value"] < alpha:
+        return f"chi-square p = {result['p_value']:.2g} over {n_runs} sampled sequences (TV {result['tv_distance']:.3f})"
+    return None
+
+
 CHECKS: dict[str, Callable[[], str | None]] = {
     "enumeration": check_enumeration,
     "acceptance_statistics": check_acceptance_statistics,
     "greedy_equality": check_greedy_equality,
     "sampled_sequences": check_sampled_sequences,
+    "tree_enumeration": check_tree_enumeration,
+    "tree_greedy_equality": check_tree_greedy_equality,
+    "tree_sampled_sequences": check_tree_sampled_sequences,
 }
+SAMPLED = ("sampled_sequences", "tree_sampled_sequences")  # the checks whose size is the build's sampled runs
 
 
 def run_check(name: str, sampled_runs: int = 2000) -> str | None:
     """One check: None (passed) or the reason it failed; an exception inside it is a failure too."""
     try:
-        return CHECKS[name](n_runs=sampled_runs) if name == "sampled_sequences" else CHECKS[name]()
+        return CHECKS[name](n_runs=sampled_runs) if name in SAMPLED else CHECKS[name]()
     except Exception as err:  # a mutant may crash a check: that is a detection, recorded as such
         return f"{type(err).__name__}: {err}"
 

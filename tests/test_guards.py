@@ -591,22 +591,22 @@ def test_scalars_of_every_kind_follow_the_one_rule(pair):
     ("cuda", "float32", False, {"dtype": "float32", "packed": False, "int8": False, "synchronize": True}),
 ])
 def test_the_device_dependent_choices(device, dtype, no_int8, expected):
-    from specdec.decoding import StepTimer
+    from specdec.timing import StepTimer
     from specdec_site.cli import device_choices
 
     assert device_choices(device, dtype, no_int8) == expected
     # what synchronising means: StepTimer syncs a CUDA device around each lap, and never a CPU one
     calls = []
     timer = StepTimer(torch.device(device), enabled=True)
-    import specdec.decoding as decoding
+    import specdec.timing as timing
 
-    original = decoding.sync_device
-    decoding.sync_device = lambda d: calls.append(d.type)
+    original = timing.sync_device
+    timing.sync_device = lambda d: calls.append(d.type)
     try:
         timer.start()
         timer.lap()
     finally:
-        decoding.sync_device = original
+        timing.sync_device = original
     assert calls == [device, device]
 
 

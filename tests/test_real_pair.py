@@ -17,12 +17,15 @@ from specdec import (
     POLICIES,
     HybridDrafter,
     NgramDrafter,
+    TreeDrafter,
+    TreeShape,
     autoregressive_generate,
     load_pair,
     pack_linear_layers,
     quantize_draft,
     speculative_generate,
 )
+from specdec.cache import CachedLM
 from specdec_site.prompts import prompt_text
 
 pytestmark = pytest.mark.real
@@ -150,3 +153,52 @@ def test_real_eos_stops_at_the_chat_end_token(pair):
     out = speculative_generate(target.model, draft.model, ids, max_new_tokens=6, k=4, temperature=0,
                                generator=gen(), eos_token_id=eos)
     assert out.tolist() == reference.tolist()[: reference.tolist().index(eos) + 1]
+
+
+TREES = {"full 2x3": lambda d: TreeDrafter(d, TreeShape.full(2, 3)),
+         "dynamic 4x5, 16 nodes": lambda d: TreeDrafter(d, width=4, depth=5, nodes=16),
+         "sampled children 2x2": lambda d: TreeDrafter(d, TreeShape.full(2, 2), sampled=True)}
+
+
+@pytest.mark.parametrize("tree", TREES)
+@pytest.mark.parametrize("name", ["code-completion", "prose"])
+def test_greedy_tree_decoding_equals_greedy_target(pair, greedy_reference, name, tree):
+    """Token trees on the real pair (specdec/tree.py): one target pass scores every node, sample and match (or
+    recursive rejection sampling) keeps a path, both caches keep it; the output is the target's greedy tokens."""
+    target, draft = pair
+    ids = encode(target.tokenizer, name)
+    out, trace = speculative_generate(target.model, TREES[tree](_int8(draft)), ids, max_new_tokens=NEW_TOKENS, k=8,
+                                      temperature=0, generator=gen(), record=True, check_cache_invariant=True)
+    assert out.tolist() == greedy_reference[name], (tree, target.tokenizer.decode(out))
+    assert trace.n_accepted > 0 and all(s.parents is not None for s in trace.steps)
+
+
+def test_every_tree_node_scores_as_a_plain_forward_of_its_path(pair):
+    """The target's logits at each node of a tree, scored in one pass with the tree mask and positions prefix + depth,
+    match a plain forward of the prompt and the node's root-to-node path (float tolerance of the packed kernels),
+    and a chain-shaped tree's match the chain's."""
+    target, _ = pair
+    ids = encode(target.tokenizer, "code-completion").view(1, -1)
+    parents = [-1, -1, 0, 0, 1, 2, 2, 5]
+    nodes = torch.tensor([[220, 262, 470, 11, 13, 198, 25, 600]], device=ids.device)
+    lm = CachedLM(target.model, 151936, "target")
+    lm.logits(ids[:, :-1], 1)
+    tree = lm.logits(torch.cat([ids, nodes], 1), len(parents) + 1, parents)
+    worst = 0.0
+    for i in range(len(parents)):
+        path, j = [], i
+        while j >= 0:
+            path.insert(0, int(nodes[0, j]))
+            j = parents[j]
+        with torch.inference_mode():
+            plain = target.model(input_ids=torch.cat([ids, torch.tensor([path], device=ids.device)], 1)).logits[0, -1].float()
+        worst = max(worst, float((tree[1 + i] - plain).abs().max()))
+        assert int(tree[1 + i].argmax()) == int(plain.argmax())
+    assert worst < 2e-3, worst
+    chain = CachedLM(target.model, 151936, "target")
+    chain.logits(ids[:, :-1], 1)
+    seq = torch.cat([ids, nodes[:, :4]], 1)
+    as_chain = chain.logits(seq, 5)
+    shaped = CachedLM(target.model, 151936, "target")
+    shaped.logits(ids[:, :-1], 1)
+    assert float((shaped.logits(seq, 5, [-1, 0, 1, 2]) - as_chain).abs().max()) < 2e-3

@@ -89,3 +89,27 @@ def test_bootstrap_interval_contains_the_median_and_is_deterministic():
     lo, hi = bootstrap_median_ci(values, seed=1)
     assert lo <= 1.5 <= hi and (lo, hi) == bootstrap_median_ci(values, seed=1)
     assert math.isclose(*bootstrap_median_ci([3.0] * 5))
+
+
+def test_the_best_tree_is_the_best_of_every_small_tree():
+    """Sequoia's dynamic programme (theory.best_tree) against every tree of up to 6 nodes whose rank paths sum to at most 2 (depth <= 3),
+    under the positional acceptance model; its value is its own tree's expected accepted nodes."""
+    import itertools
+
+    from specdec.theory import best_tree, tree_expected_accepted
+
+    candidates = [p for d in range(1, 4) for p in itertools.product(range(3), repeat=d) if sum(p) <= 2]
+    for a in ([0.6, 0.2, 0.1], [0.9, 0.05, 0.0], [0.3, 0.3, 0.3]):
+        brute = {0: 0.0}
+        for size in range(1, 7):
+            brute[size] = max(brute[size - 1], max(
+                tree_expected_accepted(s, a) for s in itertools.combinations([p for p in candidates if len(p) <= size], size)
+                if all(len(p) == 1 or p[:-1] in s for p in s)))
+        for n in range(0, 7):
+            value, paths = best_tree(a, n, 3)
+            assert len(paths) <= n and abs(tree_expected_accepted(paths, a) - value) < 1e-12
+            assert abs(value - brute[n]) < 1e-12, (a, n, value, brute[n])
+    # a chain is best when the draft's top-1 is all that is ever accepted
+    assert best_tree([0.8, 0.0], 4, 8)[1] == [(0,), (0, 0), (0, 0, 0), (0, 0, 0, 0)]
+    with pytest.raises(ValueError):
+        best_tree([1.2], 3, 2)
