@@ -86,19 +86,14 @@ def check_one_environment(artifacts: dict) -> None:
 
 
 def step_fates(step: dict) -> dict:
-    """Each drafted token's fate, and the fate of the step's own extra token: computed here, once."""
-    n = step["n_accepted"]
-    fates = ["accepted" if j < n else ("rejected" if j == n else "not evaluated") for j in range(step["k"])]
-    if len(step["emitted"]) <= n:
-        extra = None  # cut at an end-of-sequence token inside the accepted prefix
-    else:
-        extra = "bonus" if step["bonus_token"] is not None else "resampled"
-    return {"fates": fates, "extra_fate": extra}
+    """Each drafted token's fate, and the fate of the step's own extra token, as the decoder recorded them
+    (specdec.trace.step_fates, computed once, when the step ran)."""
+    return {"fates": step["fates"], "extra_fate": step["extra_fate"]}
 
 
 def visualizer_runs(artifacts: dict) -> list:
-    """The traces' runs as the Step Visualizer reads them: the fields it shows (its script computes the fates, as it
-    does for a trace file a reader opens)."""
+    """The traces' runs as the Step Visualizer reads them: the fields it shows (the steps carry their recorded
+    fates, as a trace file a reader opens does)."""
     keep = ("id", "domain", "mode", "policy", "prompt", "sampling", "vocab", "equals_target_greedy", "trace")
     return [{k: r.get(k, "fixed") for k in keep} for r in artifacts["traces"]["runs"]]
 

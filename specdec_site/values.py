@@ -106,7 +106,10 @@ def _rule(rule: str, what: Callable):
 
 
 MUTATION_CHECKS = {"enumeration": "exact enumeration", "acceptance_statistics": "one-step statistics",
-                   "greedy_equality": "greedy equality", "sampled_sequences": "sampled sequences"}
+                   "greedy_equality": "greedy equality", "sampled_sequences": "sampled sequences",
+                   "tree_enumeration": "tree enumeration", "tree_greedy_equality": "tree greedy equality",
+                   "tree_sampled_sequences": "tree sampled sequences"}
+NUMBER_WORDS = {4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine"}
 
 
 def _mutant_what(a, variant: str) -> str:
@@ -120,7 +123,8 @@ def _mutant(variant: str):
         row = next(r for r in a["exactness"]["mutants"] if r["variant"] == variant)
         failed = [MUTATION_CHECKS[check] for check, why in row["failures"].items() if why]
         if variant == "correct":
-            return "passes all four" if not failed else "FAILS " + ", ".join(failed)
+            n = len(row["failures"])
+            return f"passes all {NUMBER_WORDS.get(n, n)}" if not failed else "FAILS " + ", ".join(failed)
         return "caught by " + ", ".join(failed) if failed else "NOT CAUGHT"
     return value
 
@@ -873,6 +877,12 @@ VALUES: dict[str, Callable] = {
     "mut_q_not_sampled": _mutant("q_not_sampled"),
     "mut_rollback_off_by_one": _mutant("rollback_off_by_one"),
     "mut_draft_cut_after_seen": _mutant("draft_cut_after_seen"),
+    "mut_tree_mask_sees_siblings": _mutant("tree_mask_sees_siblings"),
+    "mut_tree_positions_by_index": _mutant("tree_positions_by_index"),
+    "mut_tree_leaf_bonus_unwarped": _mutant("tree_leaf_bonus_unwarped"),
+    "mut_tree_residual_keeps_tried": _mutant("tree_residual_keeps_tried"),
+    "mut_checks": lambda a: NUMBER_WORDS.get(len(a["exactness"]["mutants"][0]["failures"]),
+                                             str(len(a["exactness"]["mutants"][0]["failures"]))),
     "mut_biased_acceptance_what": lambda a: _mutant_what(a, "biased_acceptance"),
     "mut_biased_acceptance_1pct_what": lambda a: _mutant_what(a, "biased_acceptance_1pct"),
     "mut_sampled_runs": lambda a: f"{a['exactness']['metadata']['config']['mutation_sampled_runs']:,}",

@@ -41,9 +41,10 @@ def serve(folder: Path):
 
 def open_page(browser, url, width: int = 1280, height: int = 900):
     page = browser.new_page(viewport={"width": width, "height": height})
-    log = {"errors": [], "requests": [], "failed": []}
+    log = {"errors": [], "requests": [], "failed": [], "responses": []}
     page.on("console", lambda m: log["errors"].append(m.text) if m.type == "error" else None)
     page.on("response", lambda r: log["failed"].append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    page.on("response", lambda r: log["responses"].append(r))  # bodies can be read after the load (page weight)
     page.on("pageerror", lambda e: log["errors"].append(str(e)))
     page.on("request", lambda r: log["requests"].append(r.url))
     page.goto(url, wait_until="networkidle")

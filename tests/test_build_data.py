@@ -337,15 +337,22 @@ def test_build_config_is_typed_and_overrides_make_new_objects():
     assert QUICK.quick and not FULL.quick
 
 
-def test_step_fates_are_computed_once_for_the_visualizer():
-    from specdec_site.site_files import step_fates
+def test_step_fates_are_computed_once_by_the_decoder_and_read_by_the_site():
+    from specdec.trace import step_fates
+    from specdec_site import site_files
 
-    rejected = {"k": 3, "n_accepted": 1, "emitted": [5, 6], "bonus_token": None}
-    assert step_fates(rejected) == {"fates": ["accepted", "rejected", "not evaluated"], "extra_fate": "resampled"}
-    bonus = {"k": 2, "n_accepted": 2, "emitted": [5, 6, 7], "bonus_token": 7}
-    assert step_fates(bonus) == {"fates": ["accepted", "accepted"], "extra_fate": "bonus"}
-    eos_cut = {"k": 2, "n_accepted": 2, "emitted": [1], "bonus_token": 7}
-    assert step_fates(eos_cut)["extra_fate"] is None
+    assert step_fates(3, 1, False, 2) == (["accepted", "rejected", "not evaluated"], "resampled")
+    assert step_fates(2, 2, True, 3) == (["accepted", "accepted"], "bonus")
+    assert step_fates(2, 2, True, 1)[1] is None  # cut at an end-of-sequence token among the accepted drafts
+    # a tree: the path accepted, the last path node's children rejected, the rest never looked at
+    assert step_fates(5, 1, False, 2, [-1, -1, 0, 0, 1], [0]) == (
+        ["accepted", "not evaluated", "rejected", "rejected", "not evaluated"], "resampled")
+    # the site reads what the decoder recorded, in the committed traces too
+    runs = json.loads((ROOT / "docs" / "data" / "cpu" / "traces.json").read_text())["runs"]
+    for step in (s for run in runs for s in run["trace"]["steps"]):
+        fates, extra = step_fates(step["k"], step["n_accepted"], step["bonus_token"] is not None, len(step["emitted"]))
+        assert site_files.step_fates(step) == {"fates": fates, "extra_fate": extra} == {
+            "fates": step["fates"], "extra_fate": step["extra_fate"]}
 
 
 def test_committed_policy_runs_all_reproduce_target_greedy_output():

@@ -37,9 +37,10 @@ EXPECTED = {
     "q_not_sampled": {"sampled_sequences"},
     "rollback_off_by_one": {"greedy_equality"},
     "draft_cut_after_seen": {"sampled_sequences"},  # p ~ 3e-5 at the fast tier's 1000 runs, ~5e-7 at 2000
-    "tree_mask_sees_siblings": {"tree_greedy_equality", "tree_sampled_sequences"},
-    "tree_positions_by_index": {"tree_greedy_equality", "tree_sampled_sequences"},
-    "tree_leaf_bonus_unwarped": {"tree_greedy_equality", "tree_sampled_sequences"},
+    # the tree variants: each also fails the sampled tests (the table at the build's size; tests/test_tree.py, slow)
+    "tree_mask_sees_siblings": {"tree_greedy_equality"},
+    "tree_positions_by_index": {"tree_greedy_equality"},
+    "tree_leaf_bonus_unwarped": {"tree_greedy_equality"},  # at T = 0 its plain softmax is no one-hot: greedy drifts
     "tree_residual_keeps_tried": {"tree_enumeration"},
 }
 

@@ -4,7 +4,7 @@ Markers in the Markdown pages:
     [[fig:NAME]]      the Plotly figure docs/figures/NAME.json, rendered by assets/specdec.js
     [[val:NAME]]      a number or string from docs/figures/values.json (HTML-escaped; inside a `code span`
                       it is inserted raw, since Markdown escapes code itself)
-    [[visualizer]]    the Step Visualizer with the recorded traces (docs/figures/visualizer.json)
+    [[visualizer]]    the Step Visualizer with the recorded traces (docs/figures/visualizer.json), drawn by assets/visualizer.js
     [[playground:PART]]  a Playground panel (rule, speedup, race), or its data (docs/figures/playground.json)
     [[table:NAME]]    an HTML table from docs/figures/tables.json (every cell HTML-escaped; `a cell in backticks` is code)
     [[data:FILE]]     a link to FILE in the artifact folder the figures were built from (docs/data/<device>/, or the
