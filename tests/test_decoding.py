@@ -21,15 +21,20 @@ def pair():
     return make_tiny_lm(seed=1), make_tiny_lm(seed=2)
 
 
-@pytest.fixture(scope="module")
-def close_pair():
-    """A draft that agrees with the target often: long accepted runs and all-accepted steps."""
+def make_close_pair(noise: float = 0.02):
+    """A draft that agrees with the target often: long accepted runs and all-accepted steps (the draft is the target's
+    twin plus `noise` times Gaussian noise on every weight)."""
     target = make_tiny_lm(seed=3, init_scale=0.3)
     draft = make_tiny_lm(seed=3, init_scale=0.3)
     with torch.no_grad():
         for p in draft.parameters():
-            p.add_(0.02 * torch.randn(p.shape, generator=torch.Generator().manual_seed(4)))
+            p.add_(noise * torch.randn(p.shape, generator=torch.Generator().manual_seed(4)))
     return target, draft
+
+
+@pytest.fixture(scope="module")
+def close_pair():
+    return make_close_pair()
 
 
 def greedy_pair(target, draft, prompt, k, n=24, **kw):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from test_decoding import make_close_pair
 
 from specdec import (
     Proposal,
@@ -43,13 +44,8 @@ MEDUSA_LIKE = TreeShape(((0,), (1,), (2,), (0, 0), (0, 1), (1, 0), (0, 0, 0), (0
 
 @pytest.fixture(scope="module")
 def close_pair():
-    """A draft that agrees with the target often, so that paths run deep."""
-    target = make_tiny_lm(seed=3, init_scale=0.3)
-    draft = make_tiny_lm(seed=3, init_scale=0.3)
-    with torch.no_grad():
-        for p in draft.parameters():
-            p.add_(0.05 * torch.randn(p.shape, generator=torch.Generator().manual_seed(4)))
-    return target, draft
+    """A draft that agrees with the target often, so that paths run deep (test_decoding's, noisier)."""
+    return make_close_pair(0.05)
 
 
 def tree_drafters(draft):
