@@ -15,6 +15,7 @@ class BuildConfig:
     trace_tokens: int = 48  # new tokens per recorded trace (stops early at end-of-turn)
     trace_k: int = 4  # k of the fixed-k traces
     adaptive_trace_k: int = 16  # the cap of the adaptive-policy traces (variable draft lengths)
+    trace_tree: tuple | None = (2, 3)  # (width, depth) of the token-tree traces (the full tree: 14 nodes); None: none
     # the k values of the fixed-k sweep, run greedily in the policies stage on the matrix's prompts (policy_tokens
     # each; the k = fixed_k run is the fixed variant's, and the target-only run is the prompt's one)
     sweep_ks: tuple = (1, 2, 3, 4, 6, 8)
@@ -41,7 +42,8 @@ class BuildConfig:
         return {"greedy": {"temperature": 0.0}, "sampled": {"temperature": self.sampled_temperature}}
 
     def to_dict(self) -> dict:
-        return {**asdict(self), "sweep_ks": list(self.sweep_ks), "modes": self.modes}
+        return {**asdict(self), "sweep_ks": list(self.sweep_ks),
+                "trace_tree": list(self.trace_tree) if self.trace_tree else None, "modes": self.modes}
 
 
 FULL = BuildConfig()

@@ -1031,7 +1031,7 @@ def audit_tables(artifacts: dict) -> dict:
     return {
         "audit": {"columns": ["row", "implementation", "sampling", "p-value", "TV (noise)", "detectable TV",
                               "verdict"], "rows": rows},
-        "audit_not_built": {"columns": ["transformers candidate generator", "why it is not audited here"],
+        "audit_not_built": {"columns": ["implementation", "why it is not audited here"],
                             "rows": [[name, why] for name, why in audit["not_built"].items()]},
     }
 

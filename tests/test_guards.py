@@ -334,6 +334,7 @@ def _hash_under(tree: Path, paths) -> str:
     ("specdec_site/traces_stage.py", {"traces"}),
     ("specdec/models.py", {"traces", "policies", "notebook"}),  # loading the pair: not the exactness stage's tiny models
     ("specdec/verify.py", {"traces", "policies", "exactness", "notebook"}),  # the rule: every stage
+    ("specdec/tree.py", {"traces", "exactness", "notebook"}),  # the tree drafter: the stages that draft trees
     ("notebooks/walkthrough.ipynb", {"notebook"}),
     ("specdec_site/cli.py", set()),  # the command line decides what runs, not what a stage computes
     ("specdec_site/figures.py", set()),  # the figure half re-reads the artifacts
