@@ -73,14 +73,6 @@ class TreeShape:
         return [index[p[:-1]] if len(p) > 1 else -1 for p in self.paths]
 
 
-def node_depths(parents: list[int]) -> list[int]:
-    """Depth of each node, from 1 (a child of the prefix)."""
-    depths = []
-    for parent in parents:
-        depths.append(1 if parent < 0 else depths[parent] + 1)
-    return depths
-
-
 class TreeDrafter(Drafter):
     """A draft model proposing a token tree: static (`shape`) or dynamic (`width`, `depth`, `nodes`, EAGLE-2).
 

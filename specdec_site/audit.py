@@ -275,11 +275,16 @@ def verdict(test: dict) -> str:
 
 
 def specdec_sampler(policy: str = "fixed", drafter: str = "model", k: int = 2) -> Callable:
-    """specdec.speculative_generate with a policy, a drafter (model, ngram, hybrid) and k."""
-    from specdec import HybridDrafter, NgramDrafter, speculative_generate
+    """specdec.speculative_generate with a policy, a drafter (model, ngram, hybrid; or a token tree of depth k:
+    tree, every node with its top-2 children; dynamic_tree, EAGLE-2's, width 2 and 4 nodes; sampled_tree, two
+    children drawn without replacement) and k."""
+    from specdec import HybridDrafter, NgramDrafter, TreeDrafter, TreeShape, speculative_generate
 
     def sample(target, draft, prompt, new_tokens, sampling, generator):
-        proposer = {"model": lambda: draft, "ngram": NgramDrafter, "hybrid": lambda: HybridDrafter(draft)}[drafter]()
+        proposer = {"model": lambda: draft, "ngram": NgramDrafter, "hybrid": lambda: HybridDrafter(draft),
+                    "tree": lambda: TreeDrafter(draft, TreeShape.full(2, k)),
+                    "dynamic_tree": lambda: TreeDrafter(draft, width=2, depth=k, nodes=2 * k),
+                    "sampled_tree": lambda: TreeDrafter(draft, TreeShape.full(2, k), sampled=True)}[drafter]()
         return speculative_generate(target, proposer, prompt, max_new_tokens=new_tokens, k=k, policy=policy,
                                     temperature=sampling.temperature, top_k=sampling.top_k, top_p=sampling.top_p,
                                     generator=generator)
@@ -333,6 +338,12 @@ def audit_rows() -> list[AuditRow]:
             for policy in POLICIES for drafter in ("model", "ngram", "hybrid")]
     rows.append(AuditRow("specdec-fixed-model-sampling", "specdec, fixed policy, model drafter",
                          Sampling(0.7, 5, 0.9), "specdec", False, lambda: specdec_sampler()))
+    trees = [("tree", "token tree, top-2 children to depth 2, sample and match"),
+             ("dynamic_tree", "dynamic token tree (EAGLE-2), width 2, 4 nodes, sample and match"),
+             ("sampled_tree", "token tree, 2 children drawn without replacement, recursive rejection sampling")]
+    rows += [AuditRow(f"specdec-{drafter}" + ("-sampling" if sampling != Sampling() else ""), f"specdec, {what}",
+                      sampling, "specdec", False, lambda d=drafter: specdec_sampler(drafter=d))
+             for drafter, what in trees for sampling in (Sampling(), Sampling(0.7, 5, 0.9))]
     hf = [("hf-assistant-defaults", "transformers, assistant model, its defaults", HF_DEFAULTS, "assistant", True),
           ("hf-assistant-temperature", "transformers, assistant model", Sampling(0.7, None, None), "assistant", False),
           ("hf-assistant-top-k", "transformers, assistant model", Sampling(1.0, 5, None), "assistant", False),
@@ -359,6 +370,12 @@ NOT_BUILT = {
     "DFlashTokenCandidateGenerator": "needs a DFlash draft model trained on the target's hidden states",
     "AssistedCandidateGeneratorDifferentTokenizers / UniversalSpeculativeDecodingGenerator": "need two tokenizers "
     "(text in, text out); the tiny pair shares token ids and has none",
+    "EAGLE (eagle-llm 1.2.1, PyPI), evaluate_posterior": "not audited yet. Its tree rule is a function of its own tree "
+    "buffers (generate_tree_buffers) and draws from Python's global random; its decode loop needs an EAGLE head "
+    "trained on the target's features, which a tiny random pair lacks; and the wheel pins accelerate==0.21.0, "
+    "gradio==3.50.2 and protobuf==3.19.0, which would downgrade this project's environment. The rule alone could be "
+    "loaded from the wheel's eagle/model/utils.py and driven by a loop written for it here (the mutation table's "
+    "tree_leaf_bonus_unwarped is the bug its published code had)",
 }
 
 

@@ -36,9 +36,11 @@ PACKAGES = ("specdec", "specdec_site")
 
 # The BuildConfig fields (to_dict keys) each stage reads; "quick" for all: a quick artifact is never a full one.
 STAGE_CONFIG = {
-    "traces": ("quick", "prompts", "trace_prompts", "trace_tokens", "trace_k", "adaptive_trace_k", "modes", "sampled_temperature"),
+    "traces": ("quick", "prompts", "trace_prompts", "trace_tokens", "trace_k", "adaptive_trace_k", "trace_tree", "modes", "sampled_temperature"),
     "policies": ("quick", "fixed_k", "sweep_ks", "policy_prompts", "core_prompts", "policy_prompt_start",
                  "policy_tokens", "policy_prompt_cap", "modes", "sampled_temperature"),
+    "trees": ("quick", "tree_prompts", "tree_rows", "tree_cost_reps", "tree_design_prompts", "tree_design_tokens",
+              "policy_prompt_start", "policy_tokens", "policy_prompt_cap", "modes", "sampled_temperature"),
     "exactness": ("quick", "exact_samples", "mutation_sampled_runs", "audit_samples"),
     "notebook": ("quick",),
 }

@@ -24,13 +24,27 @@ def trace_vocab(tokenizer, ids, tokens, record: dict) -> dict:
 
 
 def trace_jobs(cfg) -> list[tuple]:
-    """(domain, prompt, mode, policy, k): fixed k on every trace prompt, the adaptive policy on the first."""
+    """(domain, prompt, mode, policy, k, tree): fixed k on every trace prompt, the adaptive policy on the first, and
+    on the first a token tree (tree: cfg.trace_tree's (width, depth), every node with its top-width children; k is
+    its depth), which the Step Visualizer draws."""
     prompts = cfg.prompts
-    jobs = [(domain, p, mode, "fixed", cfg.trace_k) for domain in prompts
+    jobs = [(domain, p, mode, "fixed", cfg.trace_k, None) for domain in prompts
             for p in prompts[domain][: cfg.trace_prompts[domain]] for mode in cfg.modes]
-    jobs += [(domain, prompts[domain][0], mode, "adaptive", cfg.adaptive_trace_k) for domain in prompts
+    jobs += [(domain, prompts[domain][0], mode, "adaptive", cfg.adaptive_trace_k, None) for domain in prompts
              for mode in cfg.modes]
+    if cfg.trace_tree is not None:
+        jobs += [(domain, prompts[domain][0], mode, "fixed", cfg.trace_tree[1], tuple(cfg.trace_tree))
+                 for domain in prompts for mode in cfg.modes]
     return jobs
+
+
+def tree_drafter(ctx, tree: tuple | None):
+    """The Drafter of a job's tree ((width, depth): the full tree), or None (the default draft, a chain)."""
+    if tree is None:
+        return None
+    from specdec import TreeDrafter, TreeShape
+
+    return TreeDrafter(ctx.default_draft, TreeShape.full(*tree))
 
 
 def record_run(ctx, domain: str, prompt: dict, mode: str, sampling: dict, policy, k: int, n_tokens: int,
@@ -53,7 +67,7 @@ def record_run(ctx, domain: str, prompt: dict, mode: str, sampling: dict, policy
         target_seconds, reference = references[prompt["id"]]
         greedy_equal = reference.tolist() == tokens.tolist()
     policy_name = trace.policy
-    suffix = "" if policy_name == "fixed" else f"-{policy_name}"
+    suffix = ("" if policy_name == "fixed" else f"-{policy_name}") + ("-tree" if trace.drafter == "tree" else "")
     return {
         "id": f"{prompt['id']}-{mode}{suffix}", "domain": domain, "mode": mode, "policy": policy_name,
         "prompt": prompt, "chat_template": prompt["kind"] == "chat" and has_chat_template(tok),
@@ -66,6 +80,7 @@ def record_run(ctx, domain: str, prompt: dict, mode: str, sampling: dict, policy
 
 def run(ctx, cfg) -> dict:
     references: dict = {}  # one target-only greedy run per prompt, shared by its fixed and adaptive runs
-    runs = [record_run(ctx, domain, prompt, mode, cfg.modes[mode], policy, k, cfg.trace_tokens, references=references)
-            for domain, prompt, mode, policy, k in ctx.tqdm(trace_jobs(cfg), desc="traces", unit="run")]
+    runs = [record_run(ctx, domain, prompt, mode, cfg.modes[mode], policy, k, cfg.trace_tokens, tree_drafter(ctx, tree),
+                       references=references)
+            for domain, prompt, mode, policy, k, tree in ctx.tqdm(trace_jobs(cfg), desc="traces", unit="run")]
     return {"draft_variant": ctx.default_draft_name, "runs": runs}
