@@ -113,7 +113,6 @@ def tree_attention(parents: list[int], n_prefix: int, past: int, dtype: torch.dt
     allowed = torch.zeros(total, total, dtype=torch.bool)
     allowed[:n_prefix, :n_prefix] = torch.ones(n_prefix, n_prefix, dtype=torch.bool).tril()
     allowed[n_prefix:, :n_prefix] = True
-    depth = [0] * n_nodes
     for i, parent in enumerate(parents):
         if not (isinstance(parent, int) and -1 <= parent < i):
             raise ValueError(f"node {i}'s parent must be -1 or an earlier node, got {parent!r}")
@@ -121,11 +120,19 @@ def tree_attention(parents: list[int], n_prefix: int, past: int, dtype: torch.dt
         allowed[row, row] = True
         if parent >= 0:
             allowed[row, n_prefix:] |= allowed[n_prefix + parent, n_prefix:]
-            depth[i] = depth[parent] + 1
     mask = torch.zeros(1, 1, total - past, total, dtype=dtype, device=device)
     mask.masked_fill_(~allowed[past:].to(device), torch.finfo(dtype).min)
+    depth = [d - 1 for d in node_depths(parents)]  # a child of the prefix sits where a chain's first draft would
     positions = list(range(n_prefix)) + [n_prefix + d for d in depth]
     return mask, torch.tensor([positions[past:]], dtype=torch.long, device=device)
+
+
+def node_depths(parents: list[int]) -> list[int]:
+    """Each node's depth, from 1 (a child of the prefix): parents[i] is -1 or an earlier node's index."""
+    depths: list[int] = []
+    for parent in parents:
+        depths.append(1 if parent < 0 else depths[parent] + 1)
+    return depths
 
 
 def grown(buffer: torch.Tensor, size: int, dim: int = 0) -> torch.Tensor:

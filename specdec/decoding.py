@@ -154,8 +154,9 @@ def speculative_generate(
     while n - n_prompt < max_new_tokens:
         budget = _step_budget(policy, max_new_tokens - (n - n_prompt))
         timer.start()
-        # 1. Draft up to `budget` tokens; the policy may stop earlier, deciding before the target runs. The drafter
-        #    reads a copy of the sequence: it cannot change a committed token.
+        # 1. Draft up to `budget` tokens (a chain), or a tree at most `budget` deep; the policy may stop earlier,
+        #    deciding before the target runs. The drafter reads a copy of the sequence: it cannot change a committed
+        #    token.
         proposal = drafter.propose(seq[:, :n].clone(), budget, config, generator, policy)
         check_proposal(proposal, budget, V, drafter.name)
         draft_tokens = proposal.tokens  # (k_step,)
@@ -163,9 +164,11 @@ def speculative_generate(
         seq = grown(seq, n + k_step + 1, dim=1)  # the drafts, then at most one token more
         seq[0, n : n + k_step] = draft_tokens
         draft_seconds = timer.lap()
-        # 2. One target pass scores the last real token and all drafts: p_target (k_step + 1, V).
+        # 2. One target pass scores the last real token and all drafts (a tree's with its mask and positions
+        #    prefix + depth): p_target (k_step + 1, V).
         p_target = probs_from_logits(target_lm.logits(seq[:, : n + k_step], k_step + 1, proposal.parents), config)
-        # 3. Accept a prefix, then resample or take a bonus token (Algorithm 1, for a chain).
+        # 3. Accept a prefix, then resample or take a bonus token (Algorithm 1, for a chain); a tree: accept a
+        #    root-to-node path (verify_tree, sample and match; verify_tree_sampled for drawn children).
         result = verify_proposal(proposal, p_target, generator)
         # Not in Algorithm 1: stop at an end-of-sequence token, even inside the accepted prefix.
         emitted, hit_eos = _cut_at_eos(result.tokens.tolist(), eos)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .cache import CachedLM, grown
+from .cache import CachedLM, grown, node_depths
 from .checks import as_count
 from .sampling import SamplingConfig, probs_from_logits, sample
 
@@ -275,9 +275,7 @@ def check_tree(parents, tokens: torch.Tensor, budget: int, drafter: str) -> None
                          f"an earlier node, got {parents!r}")
     if n > MAX_TREE_NODES:
         raise ValueError(f"the {drafter} drafter proposed a tree of {n} nodes, more than {MAX_TREE_NODES}")
-    depth = []
-    for a in parents:
-        depth.append(1 if a < 0 else depth[a] + 1)
+    depth = node_depths(parents)
     if depth and max(depth) > budget:
         raise ValueError(f"the {drafter} drafter proposed a tree {max(depth)} deep, deeper than this step's budget "
                          f"of {budget}")

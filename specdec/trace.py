@@ -17,6 +17,8 @@ from dataclasses import asdict, dataclass, field
 
 import torch
 
+from .cache import node_depths
+
 FATES = ("accepted", "rejected", "not evaluated")  # a drafted token's fate
 EXTRA_FATES = ("resampled", "bonus")  # the fate of the step's own token, drawn from the residual or from p
 
@@ -57,10 +59,7 @@ class StepRecord:
         """Tokens on the longest root-to-leaf path of the proposal: k for a chain."""
         if self.parents is None:
             return self.k
-        depths = []
-        for a in self.parents:
-            depths.append(1 if a < 0 else depths[a] + 1)
-        return max(depths, default=0)
+        return max(node_depths(self.parents), default=0)
 
     def to_dict(self) -> dict:
         record = asdict(self)

@@ -14,9 +14,9 @@ Two shapes, as the field uses them:
   draft's probabilities along the path) are expanded with their top-`width` children; of everything drafted, the
   `nodes` of highest cumulative probability are kept (an ancestor's is never lower, so the kept set is a tree).
 
-The draft drafts one depth per pass (every node of a depth fed in one forward, with the tree mask): depth passes,
-not node passes. Nodes are numbered depth by depth (parents before children), which the tree mask, the target's
-cache compaction and the record all rely on.
+The draft drafts one depth per pass (the nodes of a depth that get children fed in one forward, with the tree mask;
+the others never are): depth passes, not node passes. Nodes are numbered depth by depth (parents before children),
+which the tree mask, the target's cache compaction and the record all rely on.
 """
 
 from __future__ import annotations
@@ -73,14 +73,6 @@ class TreeShape:
         return [index[p[:-1]] if len(p) > 1 else -1 for p in self.paths]
 
 
-def node_depths(parents: list[int]) -> list[int]:
-    """Depth of each node, from 1 (a child of the prefix)."""
-    depths = []
-    for parent in parents:
-        depths.append(1 if parent < 0 else depths[parent] + 1)
-    return depths
-
-
 class TreeDrafter(Drafter):
     """A draft model proposing a token tree: static (`shape`) or dynamic (`width`, `depth`, `nodes`, EAGLE-2).
 
@@ -113,7 +105,8 @@ class TreeDrafter(Drafter):
         self.sampled = sampled
         self.model, self.shape, self.width, self.depth, self.nodes = model, shape, width, depth, nodes
         self.lm = None
-        self.n_prefix, self.slots = 0, []  # this step's prefix length, and each proposed node's draft-cache slot
+        self.n_prefix, self.slots = 0, []  # this step's prefix length, each proposed node's draft-cache slot (None:
+        # never fed)
 
     @property
     def max_depth(self) -> int:
@@ -133,19 +126,23 @@ class TreeDrafter(Drafter):
         rank_paths: list[tuple[int, ...]] = []  # each node's ranks from the prefix (the static shape's paths)
         q_rows: list[torch.Tensor | None] = []  # with sampled children, the q each node was drawn from
         frontier = [-1]  # the nodes whose children the next depth drafts (-1: the prefix's last token)
+        fed: list[int] = []  # the nodes the draft has read, in its cache's order after the prefix
+        expandable = {p[:-1] for p in self.shape.paths} if self.shape is not None else None  # static: has children
         # the draft's probabilities rank the children: its plain softmax when decoding greedily (a one-hot ranks
         # nothing), else its warped distribution (a token it cannot draw is never proposed)
         ranking = SamplingConfig(1.0) if config.greedy else config
         for depth in range(1, max_depth + 1):
-            # 1. One draft pass: the logits after each frontier node (the nodes drafted so far are fed up to the
-            #    last of them, with the tree mask; after the prefix alone at depth 1).
+            # 1. One draft pass: the logits after each frontier node (after the prefix alone at depth 1). The pass
+            #    feeds the frontier alone, with the tree mask: the draft never reads a node that gets no children.
             if frontier == [-1]:
                 logits = self.lm.logits(context, 1)  # (1, V)
             else:
-                last = frontier[-1] + 1
-                seq = torch.cat([context, torch.tensor([tokens[:last]], dtype=torch.int64, device=context.device)], 1)
-                # the frontier is the newest nodes, [frontier[0], last): the last rows of the pass
-                logits = self.lm.logits(seq, len(frontier), parents[:last])  # (len(frontier), V)
+                fed = fed + frontier  # every frontier node's parent was a frontier node of the depth before: fed
+                slot = {node: j for j, node in enumerate(fed)}
+                seq = torch.cat([context, torch.tensor([[tokens[i] for i in fed]], dtype=torch.int64,
+                                                       device=context.device)], 1)
+                # (len(frontier), V): the frontier is the pass's last rows
+                logits = self.lm.logits(seq, len(frontier), [slot.get(parents[i], -1) for i in fed])
             probs = probs_from_logits(logits, config if self.sampled else ranking)
             # 2. The children of each frontier node: the ranks its shape lists (static) or the top `width` (dynamic);
             #    with sampled children, its first draws from q without replacement.
@@ -182,9 +179,10 @@ class TreeDrafter(Drafter):
                 cumulative.append(cum)
                 rank_paths.append(ranks)
                 q_rows.append(q_row)
-            frontier = list(range(first, len(tokens)))
-            if self.shape is None:
-                frontier = frontier[: self.width]
+            if self.shape is None:  # dynamic: the `width` most probable new nodes
+                frontier = list(range(first, len(tokens)))[: self.width]
+            else:  # static: the new nodes the shape gives children
+                frontier = [i for i in range(first, len(tokens)) if rank_paths[i] in expandable]
             if not frontier:
                 break
         # 3. The nodes proposed: all (static), or the `nodes` of highest cumulative probability (dynamic; an
@@ -194,7 +192,8 @@ class TreeDrafter(Drafter):
         if self.shape is None:
             keep = sorted(sorted(keep, key=lambda i: (-cumulative[i], i))[: self.nodes])
         index = {old: new for new, old in enumerate(keep)}
-        self.n_prefix, self.slots = n_prefix, [n_prefix + i for i in keep]
+        slot = {node: n_prefix + j for j, node in enumerate(fed)}
+        self.n_prefix, self.slots = n_prefix, [slot.get(i) for i in keep]
         ids = torch.tensor([tokens[i] for i in keep], dtype=torch.int64, device=context.device)
         n = len(keep)
         if self.sampled:  # (V,) rows: the q each node was drawn from (its siblings share it)
@@ -209,9 +208,9 @@ class TreeDrafter(Drafter):
         if path is None:
             self.lm.rollback(length)
             return
-        # path: the accepted nodes' indices. The draft fed its nodes in the order it drafted them (self.slots), but
-        # not its last depth: it keeps the accepted nodes it saw (a prefix of the path: ancestors are fed first).
-        seen = [self.slots[i] for i in path if self.slots[i] < self.lm.cached]
+        # path: the accepted nodes' indices. The draft read only the nodes that got children (self.slots; None for
+        # the others): it keeps the accepted nodes it read, a prefix of the path (every ancestor of a node was read).
+        seen = [self.slots[i] for i in path if self.slots[i] is not None]
         self.lm.commit(self.n_prefix + len(seen), seen)
 
     def rollback(self, length: int) -> None:

@@ -157,24 +157,33 @@ def verify_tree(
         path.append(child)
         node = child
     # 4. Otherwise emit y: drawn from p at the last accepted node, a bonus token where that node is a leaf.
-    on_path = torch.zeros(n, dtype=torch.bool, device=tokens.device)
-    on_path[path] = True
-    rows = torch.tensor([parent + 1 for parent in parents], dtype=torch.long, device=tokens.device)
-    p_x = p_target[rows, tokens] if n else p_target.new_zeros(0)
     leaf = node not in children
     tried = list(children.get(node, {}))  # the children y missed: p restricted to the other tokens is what y was
     rest = p_target[node + 1].clone()  # drawn from, given no match (shown as the step's residual)
     rest[tried] = 0.0
     residual = None if leaf else rest / rest.sum().clamp_min(torch.finfo(rest.dtype).tiny)
-    extra = torch.tensor([y], dtype=torch.int64, device=tokens.device)
+    # each node's q is one-hot (chosen), and its acceptance probability the chance that the draw at its parent picks it
+    return tree_result(tokens, parents, p_target, path, y, leaf, drawn, None,
+                       torch.ones(n, dtype=p_target.dtype, device=tokens.device), residual)
+
+
+def tree_result(tokens, parents, p_target, path, y, leaf, drawn, accept_probs, q_draft_tokens, residual) -> VerifyResult:
+    """The VerifyResult of a tree step, either rule: the accepted path's nodes, then y, the step's own token (a bonus
+    at a leaf, else drawn from what the last node's children left); p(x) of each node at its parent; accept_probs
+    None: those p(x)."""
+    n = tokens.shape[0]
+    on_path = torch.zeros(n, dtype=torch.bool, device=tokens.device)
+    on_path[path] = True
+    rows = torch.tensor([parent + 1 for parent in parents], dtype=torch.long, device=tokens.device)
+    p_x = p_target[rows, tokens] if n else p_target.new_zeros(0)
     return VerifyResult(
         n_accepted=len(path),
-        tokens=torch.cat([tokens[path], extra]),
-        accept_probs=p_x,  # the chance that the draw at a node's parent picks it
+        tokens=torch.cat([tokens[path], torch.tensor([y], dtype=torch.int64, device=tokens.device)]),
+        accept_probs=p_x if accept_probs is None else accept_probs,
         uniforms=torch.cat(drawn),
         accepted=on_path,
         p_draft_tokens=p_x,
-        q_draft_tokens=torch.ones(n, dtype=p_target.dtype, device=tokens.device),  # chosen: one-hot q
+        q_draft_tokens=q_draft_tokens,
         resampled_token=None if leaf else y,
         bonus_token=y if leaf else None,
         residual=residual,
@@ -246,23 +255,9 @@ def verify_tree_sampled(
     cdf = torch.cumsum(p_row, dim=0, dtype=torch.float64)
     y = int(torch.searchsorted(cdf, u * cdf[-1], right=True)[0])
     leaf = residual is None
-    on_path = torch.zeros(n, dtype=torch.bool, device=tokens.device)
-    on_path[path] = True
-    rows = torch.tensor([parent + 1 for parent in parents], dtype=torch.long, device=tokens.device)
-    index = torch.arange(n, device=tokens.device)
-    return VerifyResult(
-        n_accepted=len(path),
-        tokens=torch.cat([tokens[path], torch.tensor([y], dtype=torch.int64, device=tokens.device)]),
-        accept_probs=accept_probs,  # NaN for the children never tried
-        uniforms=torch.cat(drawn),
-        accepted=on_path,
-        p_draft_tokens=p_target[rows, tokens] if n else p_target.new_zeros(0),
-        q_draft_tokens=q_draft[index, tokens] if n else p_target.new_zeros(0),
-        resampled_token=None if leaf else y,
-        bonus_token=y if leaf else None,
-        residual=residual,
-        path=path,
-    )
+    q_x = q_draft[torch.arange(n, device=tokens.device), tokens] if n else p_target.new_zeros(0)
+    # accept_probs: NaN for the children never tried
+    return tree_result(tokens, parents, p_target, path, y, leaf, drawn, accept_probs, q_x, residual)
 
 
 def verify_proposal(proposal, p_target: torch.Tensor, generator: torch.Generator) -> VerifyResult:

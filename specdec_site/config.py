@@ -33,6 +33,14 @@ class BuildConfig:
     # None: whole prompts; N: each policies-stage prompt cut to its last N tokens (the quick build: there a run makes
     # only policy_tokens = 8 tokens, and a code prompt's prefill of ~110 tokens was most of the stage's time)
     policy_prompt_cap: int | None = None
+    # the trees stage (trees_stage.py): its benchmark prompts per domain (the core set's first: the matrix's prompts), the rows of its cost
+    # curves (a pass of the target and of the draft), repetitions per row count, and the design prompts per domain
+    # (prompts.PROMPTS) with the tokens per prompt that its acceptance-by-rank model is fitted on
+    tree_prompts: dict = field(default_factory=lambda: {"code": 4, "prose": 4, "dialogue": 4})
+    tree_rows: tuple = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
+    tree_cost_reps: int = 5
+    tree_design_prompts: int = 4
+    tree_design_tokens: int = 48
     sampled_temperature: float = 0.7  # temperature of the "sampled" mode
     quick: bool = False  # a small end-to-end run (CI), never committed
 
@@ -42,7 +50,7 @@ class BuildConfig:
         return {"greedy": {"temperature": 0.0}, "sampled": {"temperature": self.sampled_temperature}}
 
     def to_dict(self) -> dict:
-        return {**asdict(self), "sweep_ks": list(self.sweep_ks),
+        return {**asdict(self), "sweep_ks": list(self.sweep_ks), "tree_rows": list(self.tree_rows),
                 "trace_tree": list(self.trace_tree) if self.trace_tree else None, "modes": self.modes}
 
 
@@ -50,7 +58,9 @@ FULL = BuildConfig()
 QUICK = BuildConfig(
     trace_prompts={"code": 1, "prose": 1}, trace_tokens=4, adaptive_trace_k=4,
     sweep_ks=(1, 2), fixed_k=2, exact_samples=300, mutation_sampled_runs=200, audit_samples=100, policy_prompts={"code": 1, "prose": 1, "dialogue": 1},
-    core_prompts={"code": 2, "prose": 2, "dialogue": 2}, policy_tokens=8, policy_prompt_cap=12, quick=True,
+    core_prompts={"code": 2, "prose": 2, "dialogue": 2}, policy_tokens=8,
+    tree_prompts={"code": 1, "prose": 1, "dialogue": 1}, tree_rows=(1, 2, 4, 8), tree_cost_reps=1, tree_design_prompts=1,
+    tree_design_tokens=8, policy_prompt_cap=12, quick=True,
 )
 
 

@@ -39,6 +39,8 @@ STAGE_CONFIG = {
     "traces": ("quick", "prompts", "trace_prompts", "trace_tokens", "trace_k", "adaptive_trace_k", "trace_tree", "modes", "sampled_temperature"),
     "policies": ("quick", "fixed_k", "sweep_ks", "policy_prompts", "core_prompts", "policy_prompt_start",
                  "policy_tokens", "policy_prompt_cap", "modes", "sampled_temperature"),
+    "trees": ("quick", "tree_prompts", "tree_rows", "tree_cost_reps", "tree_design_prompts", "tree_design_tokens",
+              "policy_prompt_start", "policy_tokens", "policy_prompt_cap", "modes", "sampled_temperature"),
     "exactness": ("quick", "exact_samples", "mutation_sampled_runs", "audit_samples"),
     "notebook": ("quick",),
 }

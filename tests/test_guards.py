@@ -252,7 +252,7 @@ def test_committed_artifacts_were_built_by_the_committed_code():
             f"{path.relative_to(ROOT)} was built by other code ({field} {meta[field][:12]}, the repository's is "
             f"{now[:12]}): rebuild with `python scripts/build_data.py --device cpu` (the changed stages rerun)")
         checked += 1
-    assert checked == len(STAGES) == 4
+    assert checked == len(STAGES) == 5
 
 
 def _artifact(tmp_path, meta: dict) -> Path:
@@ -332,9 +332,11 @@ def _hash_under(tree: Path, paths) -> str:
     ("specdec_site/sweep.py", {"policies"}),
     ("specdec_site/hf.py", {"policies"}),
     ("specdec_site/traces_stage.py", {"traces"}),
-    ("specdec/models.py", {"traces", "policies", "notebook"}),  # loading the pair: not the exactness stage's tiny models
-    ("specdec/verify.py", {"traces", "policies", "exactness", "notebook"}),  # the rule: every stage
-    ("specdec/tree.py", {"traces", "exactness", "notebook"}),  # the tree drafter: the stages that draft trees
+    ("specdec/models.py", {"traces", "policies", "trees", "notebook"}),  # loading the pair: not the exactness stage's tiny models
+    ("specdec/verify.py", {"traces", "policies", "trees", "exactness", "notebook"}),  # the rule: every stage
+    ("specdec/tree.py", {"traces", "trees", "exactness", "notebook"}),  # the tree drafter: the stages that draft trees
+    ("specdec_site/trees_stage.py", {"trees"}),
+    ("specdec_site/cost_curve.py", {"trees"}),
     ("notebooks/walkthrough.ipynb", {"notebook"}),
     ("specdec_site/cli.py", set()),  # the command line decides what runs, not what a stage computes
     ("specdec_site/figures.py", set()),  # the figure half re-reads the artifacts
@@ -348,11 +350,13 @@ def test_stage_code_follows_imports_through_the_library_and_the_build_package():
     """A stage's digest covers what its module imports, transitively, lazy `from specdec import X` names too."""
     from specdec_site.freshness import NOT_CODE, code_hash, data_code, imported_files, stage_files
 
-    files = {name: {str(p.relative_to(ROOT)) for p in stage_files(name)} for name in ("traces", "policies", "exactness")}
+    files = {name: {str(p.relative_to(ROOT)) for p in stage_files(name)}
+             for name in ("traces", "policies", "trees", "exactness")}
     assert {"specdec/verify.py", "specdec/cache.py", "specdec/drafters.py", "specdec_site/context.py",
             "specdec/models.py", "specdec_site/prompts.py"} <= files["traces"]
     assert {"specdec_site/policies_stage.py", "specdec_site/sweep.py", "specdec_site/hf.py",
             "specdec_site/public_prompts.py"} <= files["policies"]
+    assert {"specdec_site/trees_stage.py", "specdec_site/cost_curve.py", "specdec/tree.py"} <= files["trees"]
     assert {"specdec_site/mutants.py", "specdec_site/exact.py", "specdec/decoding.py"} <= files["exactness"]
     assert "specdec/models.py" not in files["exactness"] and "specdec_site/context.py" not in files["exactness"]
     assert not any(set(NOT_CODE) & f for f in files.values())
