@@ -32,6 +32,12 @@ CHART_LAYOUT = {"margin": {"t": 40, "r": 10, "b": 80, "l": 50}, "height": 340, "
 
 
 
+def chain_runs(traces: dict) -> list:
+    """The traces' chain runs: a token-tree run (its drafter "tree", its steps listing parents) is drawn by the Step
+    Visualizer, and left out of every statistic of chain steps."""
+    return [r for r in traces["runs"] if r["trace"].get("drafter") != "tree"]
+
+
 def layout(title: str, x: str, y: str, **extra) -> dict:
     """The figures' common layout. Readable at 375 px as at 1400 (assets/specdec.js re-wraps the title and hides
     the toolbar on narrow screens): the title left-aligned in the container and given its own margin (automargin), the
@@ -142,7 +148,7 @@ def at_k(sweep, k):
 def histogram_row(a, domain: str) -> dict:
     """The sweep row the accepted-length histogram draws for a domain (greedy): the traces' k, or the sweep's largest
     below it. The Benchmark's caption quotes the same row (values.py)."""
-    k = a["traces"]["runs"][0]["trace"]["k"]
+    k = chain_runs(a["traces"])[0]["trace"]["k"]
     s = pick(a["policies"]["sweeps"], domain, "greedy")
     return at_k(s, min(k, max(x["k"] for x in s["spec"])))
 
@@ -369,6 +375,101 @@ def fig_policy_draft_lengths(a) -> go.Figure:
     return fig
 
 
+# ---------------------------------------------------------------- token trees (the trees stage)
+
+TREE_COLORS = {"chain": PALETTE["q"], "adaptive": PALETTE["p"], "tree": PALETTE["accept"],
+               "tree_gpu_like": PALETTE["residual"], "dynamic_tree": PALETTE["dialogue"]}
+
+
+def tree_variant_names(trees: dict) -> dict:
+    """Each trees-stage variant's label, with the shape the cost model chose for it."""
+    c = trees["choice"]
+    return {"chain": f"best chain (k = {c['chain']['depth']})",
+            "adaptive": "adaptive chain (cap 16)",
+            "tree": f"tree for this CPU ({c['tree']['nodes']} nodes, depth {c['tree']['depth']})",
+            "tree_gpu_like": f"tree for an H200 ({c['tree_gpu_like']['nodes']} nodes, depth "
+                             f"{c['tree_gpu_like']['depth']})",
+            "dynamic_tree": f"dynamic tree (EAGLE-2: {c['tree_gpu_like']['nodes']} nodes, width "
+                            f"{trees['dynamic_width']})"}
+
+
+def fig_tree_cost_curve(a) -> go.Figure:
+    """What one pass costs against the rows it scores, relative to one row: the target and the draft measured here,
+    and an H200's roofline for these architectures (a model, dashed)."""
+    t = a["trees"]
+    fig = go.Figure()
+    for role, color in (("target", PALETTE["p"]), ("draft", PALETTE["q"])):
+        c = t["cost_curves"][role]
+        fig.add_scatter(x=c["rows"], y=[s / c["seconds"][0] for s in c["seconds"]], mode="lines+markers",
+                        name=f"{role}, this CPU (measured)", line={"color": color},
+                        customdata=[s * 1e3 for s in c["seconds"]],
+                        hovertemplate="%{x} rows: %{y:.2f}× one row (%{customdata:.0f} ms)<extra>" + role + "</extra>")
+    g = t["gpu_like_curves"]["target"]
+    fig.add_scatter(x=g["rows"], y=[s / g["seconds"][0] for s in g["seconds"]], mode="lines",
+                    name="either model, H200 roofline (a model, not a measurement)",
+                    line={"color": PALETTE["target_only"], "dash": "dash"},
+                    hovertemplate="%{x} rows: %{y:.2f}× one row<extra>H200 roofline</extra>")
+    fig.update_layout(**layout("One forward pass against the rows it scores", "rows scored in one pass",
+                               "time ÷ a one-row pass", xaxis={"type": "log", "tickvals": t["cost_curves"]["target"]["rows"]},
+                               yaxis={"rangemode": "tozero"}))
+    return fig
+
+
+def fig_tree_draft_passes(a) -> go.Figure:
+    """Drafting a depth of L nodes: one draft pass of L rows with the tree mask (what the tree drafter does), or L
+    passes of one row, from the draft's measured curve."""
+    c = a["trees"]["cost_curves"]["draft"]
+    fig = go.Figure()
+    fig.add_scatter(x=c["rows"], y=[s * 1e3 for s in c["seconds"]], mode="lines+markers", name="one pass of L rows",
+                    line={"color": PALETTE["q"]}, hovertemplate="L = %{x}: %{y:.0f} ms<extra>one pass</extra>")
+    fig.add_scatter(x=c["rows"], y=[n * c["seconds"][0] * 1e3 for n in c["rows"]], mode="lines",
+                    name="L passes of one row", line={"color": PALETTE["target_only"], "dash": "dash"},
+                    hovertemplate="L = %{x}: %{y:.0f} ms<extra>L passes</extra>")
+    fig.update_layout(**layout("Drafting L nodes of one depth: one pass, or one per node (the draft, this CPU)",
+                               "L (nodes fed)", "milliseconds", xaxis={"type": "log", "tickvals": c["rows"]},
+                               yaxis={"rangemode": "tozero"}))
+    return fig
+
+
+def _tree_bars(a, what: str, title: str, y: str) -> go.Figure:
+    """Per domain and mode, each variant's median over the prompts, its 95% interval as the error bar."""
+    t = a["trees"]
+    names = tree_variant_names(t)
+    cats = [(d, m) for d in t["domains"] for m in ("greedy", "sampled")]
+    fig = go.Figure()
+    for variant, name in names.items():
+        xs, ys, lo, hi = [], [], [], []
+        for d, m in cats:
+            entry = t["domains"][d]["summary"][m].get(variant)
+            if entry is None:
+                continue
+            e = entry[what]
+            xs.append(f"{d}, {m}")
+            ys.append(e["median"])
+            lo.append(e["median"] - e["ci95"][0])
+            hi.append(e["ci95"][1] - e["median"])
+        fig.add_bar(x=xs, y=ys, name=name, marker={"color": TREE_COLORS[variant]},
+                    error_y={"type": "data", "symmetric": False, "array": hi, "arrayminus": lo},
+                    hovertemplate="%{x}: %{y:.2f}<extra>" + name + "</extra>")
+    if what == "speedup":
+        fig.add_hline(y=1, line={"color": "gray", "width": 1})
+    fig.update_layout(**layout(title, "", y, barmode="group", xaxis={"type": "category"},
+                               yaxis={"rangemode": "tozero"}))
+    return fig
+
+
+def fig_tree_tokens_per_pass(a) -> go.Figure:
+    t = a["trees"]
+    return _tree_bars(a, "tokens_per_target_pass", f"Tokens per target pass, {t['new_tokens']} tokens per prompt "
+                      "(median, 95% interval)", "tokens per target pass")
+
+
+def fig_tree_speedup(a) -> go.Figure:
+    t = a["trees"]
+    return _tree_bars(a, "speedup", f"Speedup over the target alone on this CPU, {t['new_tokens']} tokens per prompt "
+                      "(median, 95% interval)", "speedup (× target-only)")
+
+
 # The table of figures: marker name -> builder. A page's [[fig:NAME]] must name one of these.
 FIGURES = {
     "speedup_vs_k": fig_speedup_vs_k,
@@ -385,4 +486,8 @@ FIGURES = {
     "verify_cost": fig_verify_cost,
     "choosing_k": fig_choosing_k,
     "policy_draft_lengths": fig_policy_draft_lengths,
+    "tree_cost_curve": fig_tree_cost_curve,
+    "tree_draft_passes": fig_tree_draft_passes,
+    "tree_tokens_per_pass": fig_tree_tokens_per_pass,
+    "tree_speedup": fig_tree_speedup,
 }

@@ -19,9 +19,9 @@ from specdec.fileio import sha256_file, write_json_atomic
 
 from . import contract
 from .acceptance import accepted_and_rejected, tested_acceptance
-from .figures import CHART_LAYOUT, FIGURES, PALETTE, pick
+from .figures import CHART_LAYOUT, FIGURES, PALETTE, chain_runs, pick
 from .notebook_stage import notebook_path
-from .values import DESIGN_PROBE, DESIGN_REPLAY, audit_tables, compute_values, design_replay, replay_tables
+from .values import DESIGN_PROBE, DESIGN_REPLAY, audit_tables, compute_values, design_replay, replay_tables, tree_tables
 
 ROOT = Path(__file__).resolve().parents[1]
 STAGES = contract.ARTIFACTS
@@ -106,7 +106,8 @@ def strip_run(artifacts: dict) -> dict:
     def both(run):
         return min(accepted_and_rejected(run["trace"]["steps"]))
 
-    runs = [r for r in artifacts["traces"]["runs"] if r.get("policy", "fixed") == "fixed"] or artifacts["traces"]["runs"]
+    chains = chain_runs(artifacts["traces"])
+    runs = [r for r in chains if r.get("policy", "fixed") == "fixed"] or chains
     run = max(runs, key=both)  # max keeps the first of equals
     text = lambda t: run["vocab"].get(str(t), f"#{t}")  # noqa: E731
     steps = []
@@ -130,7 +131,7 @@ def visible(text: str) -> str:
 def real_position_preset(artifacts: dict, n_tokens: int = 6) -> dict | None:
     """p and q of a recorded sampled step's first rejected position, over its n most likely tokens; None when no
     sampled step was rejected (the build accepts a draft equal to the target, whose every draft is accepted)."""
-    for run in artifacts["traces"]["runs"]:
+    for run in chain_runs(artifacts["traces"]):
         if run["mode"] != "sampled":
             continue
         for step in run["trace"]["steps"]:
@@ -177,7 +178,7 @@ def playground_data(artifacts: dict, values: dict) -> dict:
                             "verify_slope": verify_slope(kmax)},
                "measured": measured, "presets": calculator_presets(artifacts)}
     races = []
-    for run in artifacts["traces"]["runs"]:
+    for run in chain_runs(artifacts["traces"]):
         if run["mode"] != "greedy" or not run.get("target_seconds") or not run.get("equals_target_greedy"):
             continue
         steps = run["trace"]["steps"]
@@ -267,7 +268,8 @@ def write_site_files(data_dir: Path, out: Path, docs: Path | None = None) -> lis
         fig["layout"].pop("template", None)  # the site themes figures itself (light/dark)
         files[name] = {**common, "title": fig["layout"]["title"]["text"], "figure": fig}
     files["values"] = {**common, "values": compute_values(artifacts, design)}
-    files["tables"] = {**common, "tables": {**audit_tables(artifacts), **replay_tables(design)}}
+    files["tables"] = {**common, "tables": {**audit_tables(artifacts), **replay_tables(design),
+                                            **tree_tables(artifacts)}}
     files["visualizer"] = {**common, "runs": visualizer_runs(artifacts), "palette": PALETTE, "layout": CHART_LAYOUT}
     files["playground"] = {**common, **playground_data(artifacts, files["values"]["values"])}
     files["strip"] = {**common, "run": strip_run(artifacts), "palette": PALETTE}

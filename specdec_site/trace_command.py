@@ -2,6 +2,7 @@
 
     python -m specdec_site trace --prompt "def add(a, b):" --out my-trace.json
     python -m specdec_site trace --prompt-file story.txt --temperature 0.7 --policy adaptive --k 16 --out t.json
+    python -m specdec_site trace --prompt "def add(a, b):" --tree 2x3 --out tree.json       (a token tree)
 
 The file has the traces artifact's format (docs/data/schema.json, `traces`: metadata, draft_variant, runs) with one
 run, recorded by the traces stage's own `record_run`: every step's drafts, q, p, draws, fates, top-10s and
@@ -62,6 +63,16 @@ def parse_args(argv, prog: str) -> argparse.Namespace:
     parser.add_argument("--top-k", type=int, default=None, help="keep the k most likely tokens (both models)")
     parser.add_argument("--top-p", type=float, default=None, help="nucleus sampling mass in (0, 1] (both models)")
     parser.add_argument("--max-new-tokens", type=int, default=48, help=f"1..{MAX_NEW_TOKENS} (default 48)")
+    tree = parser.add_mutually_exclusive_group()
+    tree.add_argument("--tree", metavar="WxD",
+                      help="draft a token tree, every node's W most probable tokens as its children, D deep (2x3: 14 "
+                           "nodes); with --tree-nodes N, EAGLE-2's dynamic tree instead (of everything W x D drafts, "
+                           "the N most probable nodes). The tree's depth is each step's most drafts (--k is not used) "
+                           "and the policy is fixed")
+    tree.add_argument("--tree-paths", metavar="PATHS",
+                      help="a static token tree as rank paths, Medusa's medusa_choices: '0;1;0,0;0,1;0,0,0' is the "
+                           "top two after the prefix, the top two after the first, and the top one after that")
+    parser.add_argument("--tree-nodes", type=int, metavar="N", help="with --tree: the dynamic tree's node budget")
     parser.add_argument("--no-compare", action="store_true",
                         help="at temperature 0, skip the target-only run that checks greedy equality")
     add_model_options(parser)
@@ -106,6 +117,9 @@ def argument_problem(args) -> str | None:
         return f"--domain must be 1-80 letters, digits, '.', '_' or '-', with a letter or digit, got {args.domain!r}"
     if not 1 <= args.k <= MAX_K:
         return f"--k must be in [1, {MAX_K}], got {args.k}"
+    problem = tree_problem(args)
+    if problem:
+        return problem
     if not 1 <= args.max_new_tokens <= MAX_NEW_TOKENS:
         return f"--max-new-tokens must be in [1, {MAX_NEW_TOKENS}], got {args.max_new_tokens}"
     if not 0 <= args.seed <= MAX_SEED:
@@ -135,6 +149,58 @@ def argument_problem(args) -> str | None:
     return committed_file_problem(out) or out_problem(out.parent) or prove_file_writable(out)
 
 
+MAX_TREE_SIDE = 16  # the most children per node and the deepest tree --tree takes
+
+
+def tree_problem(args) -> str | None:
+    """What is wrong with the tree options; sets args.tree_shape (a TreeShape, or None for no tree or a dynamic
+    tree) and args.tree_depth."""
+    args.tree_shape, args.tree_depth = None, None
+    if args.tree is None and args.tree_paths is None:
+        return "--tree-nodes needs --tree WxD (the dynamic tree's width and depth)" if args.tree_nodes is not None else None
+    from specdec.drafters import MAX_TREE_NODES
+    from specdec.tree import TreeShape
+    if args.policy != "fixed" or args.drafter != "model":
+        return "a token tree drafts with the draft model to a fixed depth: leave out --policy and --drafter"
+    if args.tree is not None:
+        parts = args.tree.lower().split("x")
+        if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+            return f"--tree must be WxD, two integers (2x3: two children per node, three deep), got {args.tree!r}"
+        width, depth = (int(p) for p in parts)
+        if not (1 <= width <= MAX_TREE_SIDE and 1 <= depth <= MAX_TREE_SIDE):
+            return f"--tree {args.tree}: width and depth must be in [1, {MAX_TREE_SIDE}]"
+        if args.tree_nodes is not None:
+            if not 1 <= args.tree_nodes <= MAX_TREE_NODES:
+                return f"--tree-nodes must be in [1, {MAX_TREE_NODES}], got {args.tree_nodes}"
+        elif sum(width ** d for d in range(1, depth + 1)) > MAX_TREE_NODES:
+            return (f"--tree {args.tree} has {sum(width ** d for d in range(1, depth + 1)):,} nodes, over the "
+                    f"{MAX_TREE_NODES} a step may propose: a smaller tree, or --tree-nodes N for a dynamic one")
+        else:
+            args.tree_shape = TreeShape.full(width, depth)
+        args.tree_width, args.tree_depth = width, depth
+        return None
+    try:
+        paths = [tuple(int(r) for r in path.split(",")) for path in args.tree_paths.split(";") if path.strip()]
+        args.tree_shape = TreeShape(tuple(paths))
+    except ValueError as err:
+        return f"--tree-paths {args.tree_paths!r}: {err} (ranks as integers: '0;1;0,0')"
+    if args.tree_nodes is not None:
+        return "--tree-nodes goes with --tree WxD (a dynamic tree), not with --tree-paths"
+    args.tree_depth = args.tree_shape.depth
+    return None
+
+
+def make_drafter(ctx, args):
+    """The run's drafter: None (the default draft model, a chain), prompt lookup, the hybrid, or a token tree."""
+    from specdec import HybridDrafter, NgramDrafter, TreeDrafter
+
+    if args.tree_shape is not None:
+        return TreeDrafter(ctx.default_draft, args.tree_shape)
+    if args.tree_depth is not None:
+        return TreeDrafter(ctx.default_draft, width=args.tree_width, depth=args.tree_depth, nodes=args.tree_nodes)
+    return {"model": lambda: None, "ngram": NgramDrafter, "hybrid": lambda: HybridDrafter(ctx.default_draft)}[args.drafter]()
+
+
 def with_progress(policy, bar):
     """The policy, its observe() also moving a progress bar by the tokens each step adds (an attribute of this one
     object: its name, k and decisions are unchanged, to the decoder and to the recorded trace)."""
@@ -151,7 +217,6 @@ def with_progress(policy, bar):
 def main(argv, prog: str) -> int:
     from tqdm.auto import tqdm
 
-    from specdec import HybridDrafter, NgramDrafter
     from specdec.policies import make_policy
 
     from .traces_stage import record_run
@@ -160,8 +225,8 @@ def main(argv, prog: str) -> int:
     ctx = make_context(args)
     start = time.perf_counter()
     with MemorySampler() as memory:
-        drafter = {"model": lambda: None, "ngram": NgramDrafter,
-                   "hybrid": lambda: HybridDrafter(ctx.default_draft)}[args.drafter]()
+        drafter = make_drafter(ctx, args)
+        k = args.tree_depth or args.k  # a tree's depth is its steps' most drafts
         sampling = {"temperature": args.temperature, **({"top_k": args.top_k} if args.top_k is not None else {}),
                     **({"top_p": args.top_p} if args.top_p is not None else {})}
         mode = "greedy" if args.temperature == 0 else "sampled"
@@ -171,11 +236,12 @@ def main(argv, prog: str) -> int:
         if problem:
             raise BuildError(problem)
         with tqdm(total=args.max_new_tokens, desc="trace", unit="tok") as bar:
-            policy = with_progress(make_policy(args.policy, args.k), bar)
-            run = record_run(ctx, args.domain, prompt, mode, sampling, policy, args.k, args.max_new_tokens,
+            policy = with_progress(make_policy(args.policy, k), bar)
+            run = record_run(ctx, args.domain, prompt, mode, sampling, policy, k, args.max_new_tokens,
                              drafter=drafter, compare_greedy=not args.no_compare)
         config = {"prompt": prompt, "domain": args.domain, "mode": mode, "sampling": sampling, "policy": args.policy,
-                  "drafter": args.drafter, "k": args.k, "max_new_tokens": args.max_new_tokens,
+                  "drafter": args.drafter, "k": k, "tree": args.tree, "tree_paths": args.tree_paths,
+                  "tree_nodes": args.tree_nodes, "max_new_tokens": args.max_new_tokens,
                   "target": args.target, "draft": args.draft, "device": ctx.device.type,
                   "dtype": str(ctx.dtype), "int8": ctx.int8, "packed": ctx.packed, "seed": args.seed}
         meta = metadata(ctx, "trace", config, with_models=True)

@@ -16,7 +16,8 @@ from specdec import prior as shipped_prior
 
 from .acceptance import draft_yield, expected_from_beta, tested_acceptance, tested_acceptance_of_steps, theory
 from .context import FLOAT_LABELS
-from .figures import histogram_row, pick, predicted_from_tpp, seconds_per_token
+from .cost_curve import H200
+from .figures import chain_runs, histogram_row, pick, predicted_from_tpp, seconds_per_token
 from .meta import ROOT
 from .policies_stage import HF_VARIANTS, VARIANTS, summarize
 from .public_prompts import SOURCES
@@ -80,6 +81,7 @@ def _greedy_runs_diverged(a):
         checks += [True] * equal + [False] * (sweep["greedy_runs_checked"] - equal)
     checks += [v["same_output"] for d in a["policies"]["domains"].values() for r in d["rows"]
                for name, v in r["variants"].items() if name not in HF_VARIANTS]
+    checks += [v["same_output"] for d in a["trees"]["domains"].values() for r in d["rows"] for v in r["greedy"].values()]
     return f"{len(checks) - sum(checks)} of {len(checks)}"
 
 
@@ -192,7 +194,7 @@ def _stage_code(stage: str) -> Callable:
 
 
 def _fixed_trace_k(a):
-    return next(r["trace"]["k"] for r in a["traces"]["runs"] if r.get("policy", "fixed") == "fixed")
+    return next(r["trace"]["k"] for r in chain_runs(a["traces"]) if r.get("policy", "fixed") == "fixed")
 
 
 def _speedup(r):
@@ -256,7 +258,7 @@ def _sampled_traces_acceptance(which: str) -> Callable:
     """Over the sampled traces' steps: E[β] estimated from p and q, or the tested acceptance â of the same steps
     (specdec_site.acceptance)."""
     def value(a):
-        steps = [s for r in a["traces"]["runs"] if r["mode"] == "sampled" for s in r["trace"]["steps"]]
+        steps = [s for r in chain_runs(a["traces"]) if r["mode"] == "sampled" for s in r["trace"]["steps"]]
         estimate = expected_from_beta(steps) if which == "beta" else tested_acceptance_of_steps(steps)
         return "–" if estimate is None else fmt(estimate)
     return value
@@ -858,6 +860,9 @@ VALUES: dict[str, Callable] = {
     "greedy_runs_diverged": _greedy_runs_diverged,
     "trace_k": _fixed_trace_k,
     "trace_runs": lambda a: len(a["traces"]["runs"]),
+    "trace_tree_runs": lambda a: len(a["traces"]["runs"]) - len(chain_runs(a["traces"])),
+    "trace_tree_nodes": lambda a: next(r["trace"]["steps"][0]["k"] for r in a["traces"]["runs"]
+                                       if r["trace"].get("drafter") == "tree"),
     # exactness
     "exact_correct_tv": _rule("correct", lambda r: fmt(r["tv_distance"], 4)),
     "exact_noise_tv": _noise_tv,
@@ -929,6 +934,155 @@ VALUES: dict[str, Callable] = {
     "exact_k": lambda a: a["exactness"]["setup"]["k"],
     "exact_temperature": lambda a: a["exactness"]["setup"]["temperature"],
 }
+
+
+# ---------------------------------------------------------------- token trees (the trees stage)
+
+TREE_MODEL_VARIANTS = ("chain", "tree", "tree_gpu_like")  # the variants with a static shape: the model predicts them
+TREE_RATIO = 1.5  # issue 45's bar: the best tree's tokens per pass over the best chain's, on code, greedy
+
+
+def _tree_prediction(t: dict, variant: str, curves: dict) -> dict:
+    """The cost model's tokens per pass and per-step speedup of a variant's shape on the given cost curves (this
+    CPU's, or the H200 roofline's), with the acceptance by rank fitted on the design prompts."""
+    from specdec.theory import tree_expected_accepted
+
+    from .cost_curve import tree_cost
+
+    paths = t["choice"][variant]["paths"]
+    tokens = 1.0 + tree_expected_accepted(paths, t["design"]["accept_by_rank"])
+    return {"tokens_per_pass": tokens, "speedup": tokens / tree_cost(paths, curves["target"], curves["draft"])}
+
+
+def _tree_entry(domain: str, mode: str, variant: str, what: str) -> Callable:
+    return lambda a: a["trees"]["domains"][domain]["summary"][mode][variant][what]
+
+
+def _cost_ratio(role: str, rows: int) -> Callable:
+    """A pass of `rows` rows over a one-row pass (between measured row counts: interpolated)."""
+    from .cost_curve import interpolate
+
+    return lambda a: fmt(interpolate(a["trees"]["cost_curves"][role], rows) / a["trees"]["cost_curves"][role]["seconds"][0])
+
+
+def _tree_ratio_verdict(a) -> str:
+    """Whether the larger measured tree's tokens per pass reach TREE_RATIO times the chain's, on code, greedy."""
+    best = max(_tree_entry("code", "greedy", v, "tokens_per_pass_over_chain")(a)["median"]
+               for v in ("tree", "tree_gpu_like"))
+    return f"met ({fmt(best)}× ≥ {TREE_RATIO}×)" if best >= TREE_RATIO else f"not met ({fmt(best)}× < {TREE_RATIO}×)"
+
+
+def _tree_median(domain: str, mode: str, variant: str, measure: str) -> Callable:
+    return lambda a: fmt(_tree_entry(domain, mode, variant, measure)(a)["median"])
+
+
+def _tree_ci(domain: str, mode: str, variant: str, measure: str) -> Callable:
+    return lambda a: _ci(_tree_entry(domain, mode, variant, measure)(a))
+
+
+def _tree_verdict(domain: str, mode: str, variant: str) -> Callable:
+    return lambda a: _verdict(_tree_entry(domain, mode, variant, "over_chain")(a))
+
+
+# Every value the Benchmark's Trees section quotes, spelled out (the measured medians it quotes, each with its
+# interval; the figures and the table show the rest).
+TREE_VALUES: dict[str, Callable] = {
+    "built_trees": lambda a: a["trees"]["metadata"]["date"][:16].replace("T", " ") + " UTC",
+    "code_trees": _stage_code("trees"),
+    "minutes_trees": lambda a: fmt(a["trees"]["metadata"]["seconds"] / 60, 1),
+    "platform_trees": lambda a: a["trees"]["metadata"]["device"]["platform"],
+    "command_trees": lambda a: a["trees"]["metadata"]["command"],
+    "tree_new_tokens": lambda a: a["trees"]["new_tokens"],
+    "tree_prompts_per_set": lambda a: ", ".join(f"{len(d['prompts'])} {name}" for name, d in
+                                                a["trees"]["domains"].items()),
+    "tree_sampled_temperature": lambda a: a["trees"]["sampled_temperature"],
+    "tree_design_tokens": lambda a: a["trees"]["design"]["tokens"],
+    "tree_design_prompts": lambda a: len(a["trees"]["design"]["prompts"]),
+    "tree_accept_rank0": lambda a: f"{100 * a['trees']['design']['accept_by_rank'][0]:.0f}%",
+    "tree_accept_rank1": lambda a: f"{100 * a['trees']['design']['accept_by_rank'][1]:.0f}%",
+    "tree_accept_top2": lambda a: f"{100 * sum(a['trees']['design']['accept_by_rank'][:2]):.0f}%",
+    "tree_cost_prefix": lambda a: a["trees"]["cost_curves"]["target"]["n_prefix"],
+    "tree_cost_reps": lambda a: a["trees"]["cost_curves"]["target"]["reps"],
+    "tree_target_ms": lambda a: f"{1e3 * a['trees']['cost_curves']['target']['seconds'][0]:.0f}",
+    "tree_draft_ms": lambda a: f"{1e3 * a['trees']['cost_curves']['draft']['seconds'][0]:.0f}",
+    "tree_knee_rows": lambda a: f"{a['trees']['gpu_like_curves']['target']['knee_rows']:.0f}",
+    "tree_dynamic_width": lambda a: a["trees"]["dynamic_width"],
+    "tree_ratio_bar": lambda a: f"{TREE_RATIO}",
+    "tree_h200_bandwidth": lambda a: f"{H200['bandwidth'] / 1e12:g} TB/s",
+    "tree_h200_flops": lambda a: f"{H200['flops'] / 1e12:g} TFLOP/s",
+    "tree_ratio_verdict": _tree_ratio_verdict,
+    "tree_cost_target_8": _cost_ratio("target", 8),
+    "tree_cost_target_32": _cost_ratio("target", 32),
+    "tree_cost_target_64": _cost_ratio("target", 64),
+    "tree_cost_draft_8": _cost_ratio("draft", 8),
+    "tree_cost_draft_32": _cost_ratio("draft", 32),
+    "tree_cost_draft_64": _cost_ratio("draft", 64),
+    # eight one-row draft passes over one pass of eight rows: what drafting a depth in one pass saves
+    "tree_draft_one_pass_8": lambda a: fmt(8 / float(_cost_ratio("draft", 8)(a)), 1),
+    "tree_chain_depth": lambda a: a["trees"]["choice"]["chain"]["depth"],
+    "tree_tree_nodes": lambda a: a["trees"]["choice"]["tree"]["nodes"],
+    "tree_tree_depth": lambda a: a["trees"]["choice"]["tree"]["depth"],
+    "tree_gpu_tree_nodes": lambda a: a["trees"]["choice"]["tree_gpu_like"]["nodes"],
+    "tree_gpu_tree_depth": lambda a: a["trees"]["choice"]["tree_gpu_like"]["depth"],
+    "tree_gpu_tree_pred_speedup": lambda a: fmt(a["trees"]["choice"]["tree_gpu_like"]["speedup"]),
+    # a tree of depth D emits at most D + 1 tokens per pass, a chain of k at most k + 1
+    "tree_gpu_tree_max_tpp": lambda a: a["trees"]["choice"]["tree_gpu_like"]["depth"] + 1,
+    "tree_chain_max_tpp": lambda a: a["trees"]["choice"]["chain"]["depth"] + 1,
+    # the H200-roofline tree costed on this CPU's curve
+    "tree_gpu_tree_pred_speedup_here": lambda a: fmt(
+        _tree_prediction(a["trees"], "tree_gpu_like", a["trees"]["cost_curves"])["speedup"]),
+    "tree_pred_over_chain": lambda a: fmt(a["trees"]["choice"]["tree"]["speedup"] / a["trees"]["choice"]["chain"]["speedup"]),
+    "tree_code_greedy_chain_tpp": _tree_median("code", "greedy", "chain", "tokens_per_target_pass"),
+    "tree_code_greedy_chain_tpp_ci": _tree_ci("code", "greedy", "chain", "tokens_per_target_pass"),
+    "tree_code_greedy_adaptive_tpp": _tree_median("code", "greedy", "adaptive", "tokens_per_target_pass"),
+    "tree_code_greedy_adaptive_tpp_ci": _tree_ci("code", "greedy", "adaptive", "tokens_per_target_pass"),
+    "tree_code_greedy_dynamic_tree_tpp": _tree_median("code", "greedy", "dynamic_tree", "tokens_per_target_pass"),
+    "tree_code_greedy_dynamic_tree_tpp_ci": _tree_ci("code", "greedy", "dynamic_tree", "tokens_per_target_pass"),
+    "tree_code_greedy_dynamic_tree_over_chain": _tree_median("code", "greedy", "dynamic_tree", "over_chain"),
+    "tree_code_greedy_dynamic_tree_over_chain_ci": _tree_ci("code", "greedy", "dynamic_tree", "over_chain"),
+    "tree_code_greedy_tree_gpu_like_tpp": _tree_median("code", "greedy", "tree_gpu_like", "tokens_per_target_pass"),
+    "tree_code_greedy_tree_gpu_like_tpp_ci": _tree_ci("code", "greedy", "tree_gpu_like", "tokens_per_target_pass"),
+    "tree_code_greedy_tree_gpu_like_over_chain": _tree_median("code", "greedy", "tree_gpu_like", "over_chain"),
+    "tree_code_greedy_tree_gpu_like_over_chain_ci": _tree_ci("code", "greedy", "tree_gpu_like", "over_chain"),
+    "tree_code_sampled_tree_gpu_like_tpp_over_chain": _tree_median("code", "sampled", "tree_gpu_like", "tokens_per_pass_over_chain"),
+    "tree_code_sampled_tree_gpu_like_tpp_over_chain_ci": _tree_ci("code", "sampled", "tree_gpu_like", "tokens_per_pass_over_chain"),
+    "tree_code_greedy_tree_gpu_like_tpp_over_chain": _tree_median("code", "greedy", "tree_gpu_like", "tokens_per_pass_over_chain"),
+    "tree_code_greedy_tree_gpu_like_tpp_over_chain_ci": _tree_ci("code", "greedy", "tree_gpu_like", "tokens_per_pass_over_chain"),
+    "tree_prose_greedy_tree_gpu_like_tpp_over_chain": _tree_median("prose", "greedy", "tree_gpu_like", "tokens_per_pass_over_chain"),
+    "tree_prose_greedy_tree_gpu_like_tpp_over_chain_ci": _tree_ci("prose", "greedy", "tree_gpu_like", "tokens_per_pass_over_chain"),
+    "tree_dialogue_greedy_tree_gpu_like_tpp_over_chain": _tree_median("dialogue", "greedy", "tree_gpu_like", "tokens_per_pass_over_chain"),
+    "tree_dialogue_greedy_tree_gpu_like_tpp_over_chain_ci": _tree_ci("dialogue", "greedy", "tree_gpu_like", "tokens_per_pass_over_chain"),
+    "tree_code_greedy_tree_over_chain": _tree_median("code", "greedy", "tree", "over_chain"),
+    "tree_code_greedy_tree_over_chain_ci": _tree_ci("code", "greedy", "tree", "over_chain"),
+    "tree_prose_greedy_tree_over_chain": _tree_median("prose", "greedy", "tree", "over_chain"),
+    "tree_prose_greedy_tree_over_chain_ci": _tree_ci("prose", "greedy", "tree", "over_chain"),
+    "tree_dialogue_greedy_tree_over_chain": _tree_median("dialogue", "greedy", "tree", "over_chain"),
+    "tree_dialogue_greedy_tree_over_chain_ci": _tree_ci("dialogue", "greedy", "tree", "over_chain"),
+    "tree_code_greedy_tree_over_chain_verdict": _tree_verdict("code", "greedy", "tree"),
+    "tree_code_greedy_tree_gpu_like_over_chain_verdict": _tree_verdict("code", "greedy", "tree_gpu_like"),
+}
+
+
+def tree_tables(artifacts: dict) -> dict:
+    """The Trees section's table: each static shape's predicted tokens per pass and per-step speedup (this CPU's
+    curve, and the H200 roofline's) beside what was measured here, greedy, per domain (medians)."""
+    t = artifacts["trees"]
+    names = {"chain": "best chain", "tree": "tree for this CPU", "tree_gpu_like": "tree for an H200"}
+    rows = []
+    for variant, name in names.items():
+        c = t["choice"][variant]
+        here = _tree_prediction(t, variant, t["cost_curves"])
+        gpu = _tree_prediction(t, variant, t["gpu_like_curves"])
+        measured = [t["domains"][d]["summary"]["greedy"][variant] for d in t["domains"]]
+        rows.append([name, f"{c['nodes']} nodes, depth {c['depth']}", fmt(here["tokens_per_pass"]),
+                     " · ".join(fmt(m["tokens_per_target_pass"]["median"]) for m in measured),
+                     fmt(here["speedup"]), " · ".join(fmt(m["speedup"]["median"]) for m in measured),
+                     fmt(gpu["speedup"])])
+    domains = " · ".join(t["domains"])
+    return {"tree_model": {"columns": ["variant", "shape", "tokens per pass: predicted",
+                                       f"measured ({domains})", "speedup per step on this CPU: predicted",
+                                       f"measured, whole runs ({domains})", "predicted on the H200 roofline (a model)"],
+                           "rows": rows}}
 
 
 def _audit_group(row: dict) -> str:
@@ -1046,6 +1200,8 @@ PROMPT_SETS = {
              r"core set|\[\[val:pol_" + _DOMAIN + r"_prompts\]\]"),
     "traces": ("the Step Visualizer's recorded runs", r"Step Visualizer|traces"),
     "design": ("the adaptive policy's design prompts (scripts/simulate_policies.py replay)", r"design prompts|replay"),
+    "trees": ("the trees stage's prompts: the first public prompts of each set, the matrix's",
+              r"matrix's prompts|trees stage"),
 }
 
 
@@ -1060,6 +1216,8 @@ def prompt_set(name: str) -> str | None:
         return "traces"
     if name.startswith("replay_"):
         return "design"
+    if re.match(r"tree_" + _DOMAIN + "_", name):
+        return "trees"
     return None
 
 
@@ -1071,6 +1229,8 @@ class _Artifacts(dict):
 
 
 NOT_RUN = "— (not run in this build)"  # a value of a variant that the artifacts' run did not make
+
+VALUES.update(TREE_VALUES)
 
 
 def compute_values(artifacts: dict, design: dict) -> dict:

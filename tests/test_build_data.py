@@ -349,8 +349,10 @@ def test_step_fates_are_computed_once_by_the_decoder_and_read_by_the_site():
         ["accepted", "not evaluated", "rejected", "rejected", "not evaluated"], "resampled")
     # the site reads what the decoder recorded, in the committed traces too
     runs = json.loads((ROOT / "docs" / "data" / "cpu" / "traces.json").read_text())["runs"]
+    assert any(run["trace"]["drafter"] == "tree" for run in runs)  # the token-tree traces, with their paths
     for step in (s for run in runs for s in run["trace"]["steps"]):
-        fates, extra = step_fates(step["k"], step["n_accepted"], step["bonus_token"] is not None, len(step["emitted"]))
+        fates, extra = step_fates(step["k"], step["n_accepted"], step["bonus_token"] is not None, len(step["emitted"]),
+                                  step.get("parents"), step.get("path"))
         assert site_files.step_fates(step) == {"fates": fates, "extra_fate": extra} == {
             "fates": step["fates"], "extra_fate": step["extra_fate"]}
 

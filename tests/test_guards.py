@@ -635,6 +635,16 @@ TRACE_REFUSALS = [
     (["--prompt", "x", "--out", "{tmp}/t.json", "--top-p", "0"], "--top-p must be in (0, 1]"),
     (["--prompt", "x", "--out", "{tmp}/t.json", "--domain", ".."], "with a letter or digit"),
     (["--prompt-file", "{tmp}/huge.txt", "--out", "{tmp}/t.json"], "over the 1,048,576 a prompt may have"),
+    # token trees (issue 45)
+    (["--prompt", "x", "--out", "{tmp}/t.json", "--tree", "3x9"], "has 29,523 nodes, over the 256"),
+    (["--prompt", "x", "--out", "{tmp}/t.json", "--tree", "2by3"], "--tree must be WxD"),
+    (["--prompt", "x", "--out", "{tmp}/t.json", "--tree", "0x3"], "width and depth must be in [1, 16]"),
+    (["--prompt", "x", "--out", "{tmp}/t.json", "--tree", "2x3", "--policy", "adaptive"], "leave out --policy"),
+    (["--prompt", "x", "--out", "{tmp}/t.json", "--tree-nodes", "4"], "--tree-nodes needs --tree WxD"),
+    (["--prompt", "x", "--out", "{tmp}/t.json", "--tree", "4x6", "--tree-nodes", "300"], "--tree-nodes must be in"),
+    (["--prompt", "x", "--out", "{tmp}/t.json", "--tree-paths", "0;0,1,2"], "lacks the parent of (0, 1, 2)"),
+    (["--prompt", "x", "--out", "{tmp}/t.json", "--tree-paths", "0;a"], "ranks as integers"),
+    (["--prompt", "x", "--out", "{tmp}/t.json", "--tree", "2x2", "--tree-paths", "0"], "not allowed with argument"),
 ]
 
 

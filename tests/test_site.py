@@ -693,6 +693,57 @@ def test_the_trace_command_writes_a_trace_the_visualizer_opens(site, browser, tm
     for step in range(2, min(n_steps, 4) + 1):
         page.click("#sv-next")
         assert page.inner_text(".sv-step-label").startswith(f"step {step} / {n_steps}")
+    # a token tree of the same pair (--tree), opened and drawn as a tree
+    tree_out = tmp_path / "my-tree.json"
+    result = subprocess.run([sys.executable, "-m", "specdec_site", "trace", "--prompt", "def word_count(text: str) -> dict:",
+                             "--max-new-tokens", "12", "--tree", "2x2", "--out", str(tree_out), "--target", str(target),
+                             "--draft", str(draft)], capture_output=True, text=True, cwd=ROOT, timeout=600,
+                            env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    tree_doc = json.loads(tree_out.read_text())
+    jsonschema.validate(tree_doc, {**schema, "$ref": "#/$defs/traces"})
+    tree_run = tree_doc["runs"][0]
+    assert tree_run["equals_target_greedy"] is True and tree_run["trace"]["drafter"] == "tree"
+    assert all(s["parents"] == [-1, -1, 0, 0, 1, 1] for s in tree_run["trace"]["steps"][:1])
+    assert open_trace(page, tree_out).startswith("Opened my-tree.json: 1 run")
+    page.wait_for_selector(".sv-mask-grid")
+    assert page.inner_text(".sv-step-label").startswith(f"step 1 / {len(tree_run['trace']['steps'])}: a tree of 6 nodes")
+    assert page.locator(".sv-tree .sv-row").count() == 6
+    assert log["errors"] == []
+    page.close()
+
+
+def test_a_token_tree_step_is_drawn_as_a_tree(site, browser):
+    """The committed token-tree traces: each step's nodes depth-first under their parents, the path marked, the
+    draws down it, the mask of the target's pass (a node sees its ancestors and itself, never a sibling), and p at
+    the chosen node's parent."""
+    runs = json.loads((ROOT / "docs" / "data" / "cpu" / "traces.json").read_text())["runs"]
+    tree_runs = [r for r in runs if r["trace"]["drafter"] == "tree"]
+    assert tree_runs
+    page, log = open_page(browser, site + "visualizer/")
+    page.wait_for_selector("#sv-chart-pq .main-svg")
+    for run in tree_runs:
+        step = run["trace"]["steps"][0]
+        key = run["prompt"]["id"] + "|fixed|tree"
+        page.select_option("#sv-prompt", key)
+        page.select_option("#sv-mode", run["mode"])
+        page.wait_for_selector(".sv-mask-grid")
+        assert page.locator(".sv-tree .sv-row").count() == step["k"]
+        assert page.locator(".sv-tree .sv-on-path").count() == len(step["path"])
+        extra = page.inner_text(".sv-extra")
+        assert extra.startswith("Sample and match") and extra.count("(r = ") == len(step["uniforms"])
+        z = page.evaluate("() => Array.from(document.querySelectorAll('.sv-mask-grid tr')).slice(1).map("
+                          "r => Array.from(r.querySelectorAll('td')).slice(2).map(c => c.textContent === '\u25a0'))")
+        for i in range(step["k"]):
+            ancestors = set()
+            a = i
+            while a >= 0:
+                ancestors.add(a)
+                a = step["parents"][a]
+            assert [j for j, v in enumerate(z[i]) if v] == sorted(ancestors), (i, z[i])
+        page.locator(".sv-tree .sv-row").last.click()  # another node: p at its parent
+        title = page.evaluate("() => document.getElementById('sv-chart-pq').layout.title.text")
+        assert title.startswith("p at node") or title.startswith("p after the prefix"), title
     assert log["errors"] == []
     page.close()
 
@@ -708,6 +759,8 @@ def test_the_step_label_counts_drafts_with_the_right_plural(site, browser):
                       document.querySelector('.sv-extra').textContent, t === null ? null : v.tok(t)]); }); });
         return out; }""")
     for k, label, extra, token in labels:
+        if "a tree of" in label:  # a token-tree step: test_a_token_tree_step_is_drawn_as_a_tree
+            continue
         if k == 1:
             assert label.endswith(" of 1 draft accepted"), label
         assert " 1 drafts" not in label and "All 1 drafts" not in extra and "0 of 0" not in label

@@ -19,11 +19,38 @@
     return derivedFates(s);
   }
   function derivedFates(s) {
+    if (isTree(s)) return treeFates(s);
     const n = s.n_accepted;
     const fates = s.draft_tokens.map(function (_, j) { return j < n ? "accepted" : (j === n ? "rejected" : "not evaluated"); });
     // no extra token when the output was cut at an end-of-sequence token inside the accepted prefix
     const extra = s.emitted.length <= n ? null : (s.bonus_token !== null ? "bonus" : "resampled");
     return { fates: fates, extra_fate: extra };
+  }
+  // A token-tree step (specdec/tree.py) lists each node's parent and the accepted path, root to leaf: the path's
+  // nodes are accepted, the children of its last node (which the target's draw missed) rejected, every other node
+  // never evaluated; the step's own token is a bonus where the path ends at a leaf, else drawn from what the missed
+  // children left (specdec.trace.step_fates).
+  function isTree(s) { return s.parents !== undefined && s.parents !== null; }
+  function treeFates(s) {
+    const last = s.path.length ? s.path[s.path.length - 1] : -1;
+    const fates = s.parents.map(function (parent, j) {
+      return s.path.indexOf(j) >= 0 ? "accepted" : (parent === last ? "rejected" : "not evaluated");
+    });
+    const extra = s.emitted.length <= s.n_accepted ? null : (s.bonus_token !== null ? "bonus" : "resampled");
+    return { fates: fates, extra_fate: extra };
+  }
+  function nodeDepths(parents) {
+    const depths = [];
+    parents.forEach(function (parent) { depths.push(parent < 0 ? 1 : depths[parent] + 1); });
+    return depths;
+  }
+  // The nodes depth-first (children in the order drafted, the draft's rank order): the order a tree reads in.
+  function treeOrder(parents) {
+    const children = {};
+    parents.forEach(function (parent, j) { (children[parent] = children[parent] || []).push(j); });
+    const out = [];
+    (function walk(node) { (children[node] || []).forEach(function (c) { out.push(c); walk(c); }); })(-1);
+    return out;
   }
   function withFates(run) {
     const steps = run.trace.steps.map(function (s) { return Object.assign({}, s, stepFates(s)); });
@@ -39,7 +66,7 @@
   // What a trace file may hold, far above what the build and the trace command write (top-10 lists, k <= 64, a few
   // thousand tokens): a file past these is refused before anything is drawn (a 200,000-id list overflowed the
   // stack, a 2,000-id one froze the page for 40 s in the label fitting, k = 100,000 never finished).
-  const LIMITS = { k: 64, top: 64, steps: 20000, runs: 200, id: 2147483647, text: 1 << 20 };
+  const LIMITS = { k: 64, nodes: 256, top: 64, steps: 20000, runs: 200, id: 2147483647, text: 1 << 20 };
   function isId(x) { return isInt(x) && x >= 0 && x <= LIMITS.id; }
   function isText(x, max) { return typeof x === "string" && x.length <= (max || LIMITS.text); }
   function checkTop(t, where, vocab) {
@@ -56,8 +83,7 @@
   function checkStep(s, i, vocab) {
     const where = "step " + (i + 1);
     if (!s || typeof s !== "object") throw new Error(where + " is not an object");
-    if (s.parents !== undefined && s.parents !== null)
-      throw new Error(where + " is a token-tree step (it lists parents): this Step Visualizer draws chain steps only");
+    if (isTree(s)) { checkTreeStep(s, where, vocab); return; }
     if (!isInt(s.k) || s.k < 0 || s.k > LIMITS.k) throw new Error(where + ": k must be an integer in [0, " + LIMITS.k + "]");
     if (!Array.isArray(s.draft_tokens) || s.draft_tokens.length !== s.k || !s.draft_tokens.every(isId))
       throw new Error(where + ": k and draft_tokens disagree");
@@ -101,6 +127,53 @@
         throw new Error(where + ": accept_probs[" + j + "] is " + s.accept_probs[j] + ", not min(1, p/q) = " + a.toFixed(4));
       if (j < n && !(s.uniforms[j] < s.accept_probs[j])) throw new Error(where + ": draft " + (j + 1) + " is counted accepted, but its draw r is not below min(1, p/q)");
       if (j === n && !(s.uniforms[j] >= s.accept_probs[j])) throw new Error(where + ": draft " + (j + 1) + " is the first rejected, but its draw r is below min(1, p/q)");
+    }
+  }
+  // A tree step (schema 8's optional parents and path): the same care, by the tree rule's own terms
+  // (verify.verify_tree, sample and match): the path descends from the prefix child by child, one draw per node it
+  // visits, and the fates, the emitted tokens and the step's own token are the ones that path gives.
+  function checkTreeStep(s, where, vocab) {
+    const k = s.k;
+    if (!isInt(k) || k < 1 || k > LIMITS.nodes) throw new Error(where + ": a tree step has 1 to " + LIMITS.nodes + " nodes");
+    if (!Array.isArray(s.parents) || s.parents.length !== k ||
+        !s.parents.every(function (a, j) { return isInt(a) && a >= -1 && a < j; }))
+      throw new Error(where + ": parents must list, for each node, -1 or an earlier node");
+    if (!Array.isArray(s.draft_tokens) || s.draft_tokens.length !== k || !s.draft_tokens.every(isId))
+      throw new Error(where + ": k and draft_tokens disagree");
+    ["q_draft_tokens", "p_draft_tokens", "accept_probs"].forEach(function (key) {
+      if (!Array.isArray(s[key]) || s[key].length !== k || !s[key].every(isProb)) throw new Error(where + ": " + key + " needs k numbers in [0, 1]");
+    });
+    const path = s.path;
+    if (!Array.isArray(path) || !path.every(function (j, i) { return isInt(j) && j >= 0 && j < k && s.parents[j] === (i ? path[i - 1] : -1); }))
+      throw new Error(where + ": the path must descend from the prefix, each node a child of the one before");
+    if (s.n_accepted !== path.length) throw new Error(where + ": n_accepted is not the path's length");
+    if (!Array.isArray(s.uniforms) || s.uniforms.length !== path.length + 1 || !s.uniforms.every(isProb))
+      throw new Error(where + ": needs one draw per node the rule visited (the path's length + 1)");
+    if (!Array.isArray(s.top_p) || s.top_p.length !== k + 1 || !Array.isArray(s.top_q))
+      throw new Error(where + ": needs k + 1 top_p lists");
+    s.top_p.concat(s.top_q).forEach(function (t) { checkTop(t, where, vocab); });
+    if (s.top_residual !== null && s.top_residual !== undefined) checkTop(s.top_residual, where, vocab);
+    if (!Array.isArray(s.emitted) || !s.emitted.every(isId) || s.emitted.length > path.length + 1 || s.emitted.length < 1)
+      throw new Error(where + ": emitted is not a list of ids");
+    s.draft_tokens.concat(s.emitted).forEach(function (id) { inVocab(id, vocab, where); });
+    const last = path.length ? path[path.length - 1] : -1;
+    const leaf = s.parents.indexOf(last) < 0;  // no node is a child of the path's last node
+    if (leaf ? s.resampled_token !== null : s.bonus_token !== null)
+      throw new Error(where + ": " + (leaf ? "the path ends at a leaf, yet a resampled token" : "the path ends above a child, yet a bonus token"));
+    const extra = leaf ? s.bonus_token : s.resampled_token;
+    path.forEach(function (j, i) {
+      if (i < s.emitted.length && s.emitted[i] !== s.draft_tokens[j]) throw new Error(where + ": emitted token " + (i + 1) + " is not the path's node");
+    });
+    if (s.emitted.length === path.length + 1 && s.emitted[path.length] !== extra)
+      throw new Error(where + ": the last emitted token is not the step's " + (leaf ? "bonus" : "resampled") + " token");
+    if (!leaf && extra !== null && s.parents.some(function (a, j) { return a === last && s.draft_tokens[j] === extra; }))
+      throw new Error(where + ": the resampled token is one of the children the draw missed");
+    if (extra !== null) inVocab(extra, vocab, where);
+    if (s.fates !== undefined) {
+      const derived = treeFates(s);
+      if (!Array.isArray(s.fates) || s.fates.length !== k || s.fates.some(function (f, j) { return f !== derived.fates[j]; }) ||
+          (s.extra_fate === undefined ? null : s.extra_fate) !== derived.extra_fate)
+        throw new Error(where + ": the recorded fates contradict the path and the emitted tokens");
     }
   }
   const RUN_TEXT = ["domain", "policy", "id"];
@@ -194,8 +267,10 @@
     return { x: x, hover: full.map(esc), layout: { tickmode: "array", tickvals: x, ticktext: short, tickangle: 0, automargin: true } };
   };
 
+  // A run's place in the prompt selector: its prompt, policy and drafter (a prompt's chain and tree runs share a
+  // policy, fixed)
   Visualizer.prototype.runKey = function (r) {
-    return r.prompt.id + "|" + r.policy;
+    return r.prompt.id + "|" + r.policy + "|" + (r.trace.drafter === "tree" ? "tree" : "chain");
   };
 
   Visualizer.prototype.tok = function (id) {
@@ -218,7 +293,9 @@
       const key = self.runKey(r);
       if (seen[key]) return;
       seen[key] = true;
-      const policy = r.policy === "fixed" ? "k = " + r.trace.k : r.policy + " policy, k ≤ " + r.trace.k;
+      const tree = r.trace.drafter === "tree";
+      const policy = tree ? "token tree, " + r.trace.steps[0].k + " nodes, depth ≤ " + r.trace.k
+        : r.policy === "fixed" ? "k = " + r.trace.k : r.policy + " policy, k ≤ " + r.trace.k;
       promptSel.appendChild(el("option", { value: key }, r.domain + ": " + r.prompt.id + " (" + policy + ")"));
     });
     const modeSel = el("select", { "aria-label": "Sampling mode", id: "sv-mode" });
@@ -259,6 +336,9 @@
     const charts = el("div", { class: "sv-charts" });
     charts.append(el("div", { class: "sv-chart", id: "sv-chart-pq" }), el("div", { class: "sv-chart", id: "sv-chart-accept" }));
     root.appendChild(charts);
+    const mask = el("div", { class: "sv-mask" });
+    mask.style.display = "none";
+    root.appendChild(mask);
     root.appendChild(el("div", { class: "sv-chart", id: "sv-chart-residual" }));
 
     function pick() {
@@ -312,6 +392,10 @@
 
   // The position a step opens on: its rejected draft, where the rule had something to decide, else the first.
   function openingPosition(s) {
+    if (isTree(s)) {  // the first child the draw missed, else the path's last node
+      const missed = s.fates.indexOf("rejected");
+      return missed >= 0 ? missed : (s.path.length ? s.path[s.path.length - 1] : 0);
+    }
     return s.n_accepted < s.k ? s.n_accepted : 0;
   }
   Visualizer.prototype.go = function (i) {
@@ -332,9 +416,11 @@
     strip.textContent = "";
     run.trace.steps.forEach(function (s, i) {
       const group = el("span", { class: "sv-step", role: "listitem", "data-step": String(i) });
-      s.draft_tokens.forEach(function (t, j) {
+      // a chain: its drafts up to the first rejection; a tree: its path (the other branches are in the step's view)
+      const shown = isTree(s) ? s.path : s.draft_tokens.map(function (_, j) { return j; });
+      shown.forEach(function (j) {
         if (s.fates[j] === "not evaluated") return;  // drafts after the first rejection
-        group.appendChild(self.tokenButton(t, s.fates[j], i));
+        group.appendChild(self.tokenButton(s.draft_tokens[j], s.fates[j], i));
       });
       if (s.extra_fate) group.appendChild(self.tokenButton(s.bonus_token !== null ? s.bonus_token : s.resampled_token, s.extra_fate, i));
       strip.appendChild(group);
@@ -359,6 +445,7 @@
   Visualizer.prototype.renderStep = function () {
     const self = this;
     const s = this.run.trace.steps[this.step];
+    if (isTree(s)) { this.renderTreeStep(s); return; }
     this.root.querySelector("#sv-slider").value = String(this.step);
     this.root.querySelector(".sv-step-label").textContent =
       "step " + (this.step + 1) + " / " + this.run.trace.steps.length + ": " +
@@ -396,6 +483,137 @@
     this.renderCharts(s);
   };
 
+  // A tree step shows its mask where a chain step shows its draws against min(1, p/q) (hidden, not purged: a purge
+  // races Plotly's pending redraws)
+  function showTreeView(root, tree) {
+    root.querySelector("#sv-chart-accept").style.display = tree ? "none" : "";
+    root.querySelector(".sv-mask").style.display = tree ? "" : "none";
+  }
+
+  // A tree step: the tree as an indented table (depth-first, each node's q and its p at its parent, the path
+  // marked), the rule's draws down it, the mask and positions of the target's one pass, p at the chosen node's parent
+  // with the drafted children marked, and the distribution the step's own token came from.
+  Visualizer.prototype.renderTreeStep = function (s) {
+    const self = this;
+    const depths = nodeDepths(s.parents);
+    const depth = Math.max.apply(null, depths);
+    const first = this.run.trace.prompt_length + s.position;  // the slot of the step's first new token
+    this.root.querySelector("#sv-slider").value = String(this.step);
+    this.root.querySelector(".sv-step-label").textContent =
+      "step " + (this.step + 1) + " / " + this.run.trace.steps.length + ": a tree of " + s.k + " nodes, " + depth +
+      " deep; " + s.n_accepted + " accepted on its path";
+    this.root.querySelectorAll(".sv-step").forEach(function (g) {
+      g.classList.toggle("sv-current", g.dataset.step === String(self.step));
+    });
+    const detail = this.root.querySelector(".sv-detail");
+    detail.textContent = "";
+    const table = el("table", { class: "sv-table sv-tree" });
+    const head = el("tr");
+    ["node", "token x (indented by depth)", "q(x)", "p(x) at its parent", "position", "fate"].forEach(function (h) {
+      head.appendChild(el("th", {}, h));
+    });
+    table.appendChild(head);
+    treeOrder(s.parents).forEach(function (j) {
+      const row = el("tr", { class: "sv-row" + (j === self.pos ? " sv-row-current" : "") + (s.fates[j] === "accepted" ? " sv-on-path" : ""), tabindex: "0" });
+      const indent = "\u2003".repeat(depths[j] - 1) + (depths[j] > 1 ? "\u2514 " : "");
+      [String(j + 1), indent + visible(self.tok(s.draft_tokens[j])), fmt(s.q_draft_tokens[j]), fmt(s.p_draft_tokens[j]),
+       String(first + depths[j] - 1), s.fates[j]].forEach(function (c) { row.appendChild(el("td", {}, c)); });
+      function choose() { self.pos = j; self.renderStep(); }
+      row.addEventListener("click", choose);
+      row.addEventListener("keydown", function (e) { if (e.key === "Enter" || e.key === " ") { choose(); e.preventDefault(); } });
+      table.appendChild(row);
+    });
+    const wrap = el("div", { class: "sv-mask-scroll" });  // wider than a phone: it scrolls, the page does not
+    wrap.appendChild(table);
+    detail.appendChild(wrap);
+    // the draws, root to the emitted token: each at the node the rule stood on, y ~ p there
+    const draws = s.uniforms.map(function (r, i) {
+      const at = i === 0 ? "After the prefix" : "at node " + (s.path[i - 1] + 1);
+      if (i < s.path.length) return at + " (r = " + fmt(r) + "): " + visible(self.tok(s.draft_tokens[s.path[i]])) + ", node " + (s.path[i] + 1) + ": descend";
+      if (i >= s.emitted.length) return at + " (r = " + fmt(r) + "): cut by the end-of-sequence token";
+      return at + " (r = " + fmt(r) + "): " + visible(self.tok(s.emitted[i])) +
+        (s.bonus_token !== null ? ", a leaf's bonus token from p" : ", not a child: emitted (drawn from p with the missed children removed)");
+    });
+    detail.appendChild(el("p", { class: "sv-extra" }, "Sample and match: draw y ~ p at a node; if y is a child, descend to it, " +
+      "else emit y. " + draws.join("; ") + ". The q column is the draft's own probability of each node's token; its " +
+      "children are its top-ranked tokens, chosen, not drawn, so the rule needs only p."));
+    this.renderTreeCharts(s, depths, first);
+  };
+
+  Visualizer.prototype.renderTreeCharts = function (s, depths, first) {
+    const self = this;
+    const layoutBase = this.chartLayout;
+    const pal = this.palette;
+    const j = this.pos;
+    const parent = s.parents[j];
+    const siblings = s.parents.map(function (a, i) { return a === parent ? i : -1; }).filter(function (i) { return i >= 0; });
+    const childTokens = siblings.map(function (i) { return s.draft_tokens[i]; });
+    // p at the chosen node's parent (top_p[0]: after the prefix; top_p[1 + i]: after node i), the children marked
+    const p = s.top_p[parent + 1];
+    const pv = {};
+    p.ids.forEach(function (id, i) { pv[id] = p.probs[i]; });
+    const ids = Array.from(new Set(p.ids.concat(childTokens))).filter(function (id) { return (pv[id] || 0) > 0 || childTokens.indexOf(id) >= 0; });
+    ids.sort(function (a, b) { return (pv[b] || 0) - (pv[a] || 0); });
+    const pq = document.getElementById("sv-chart-pq");
+    showTreeView(this.root, true);
+    function drawP(width) {
+      const fit = self.fitTokens(ids, width, s.draft_tokens[j], s.draft_tokens[j]);
+      const axis = self.tokenAxis(fit.ids, s.draft_tokens[j]);
+      const where = parent < 0 ? "after the prefix" : "at node " + (parent + 1);
+      return Plotly.react(pq, [
+        { type: "bar", name: "p (target), a drafted child", x: axis.x, hovertext: axis.hover, hoverinfo: "text+y+name", marker: { color: pal.accept },
+          y: fit.ids.map(function (id) { return childTokens.indexOf(id) >= 0 ? (pv[id] || 0) : null; }) },
+        { type: "bar", name: "p (target), not drafted", x: axis.x, hovertext: axis.hover, hoverinfo: "text+y+name", marker: { color: tone(pal.p) },
+          y: fit.ids.map(function (id) { return childTokens.indexOf(id) < 0 ? (pv[id] || 0) : null; }) },
+      ], themed(titled(pq, "p " + where + ": the draw picks a child with this mass (\u25c0 node " + (j + 1) + ")",
+        Object.assign({}, layoutBase, { barmode: "overlay", legend: LEGEND_BELOW(-0.14), xaxis: axis.layout, yaxis: { title: { text: "probability" }, range: [0, 1] } }))), configFor(pq)).then(noTabStops);
+    }
+    refit(pq, drawP);
+    // the mask of the target's pass, as a grid (node i's row marks the nodes it sees: itself and its ancestors;
+    // every node also sees the whole prefix), each node at position prefix + its depth - 1
+    const maskDiv = this.root.querySelector(".sv-mask");
+    maskDiv.textContent = "";
+    maskDiv.appendChild(el("p", { class: "sv-mask-title" }, "The target's one pass over the " + s.k + " nodes: a row's \u25a0 marks " +
+      "the nodes it attends to (itself and its ancestors, never a sibling); every node also attends to the whole prefix, " +
+      "and sits at position prefix + its depth."));
+    const grid = el("table", { class: "sv-table sv-mask-grid" });
+    const header = el("tr");
+    ["node", "position"].concat(s.draft_tokens.map(function (_, c) { return String(c + 1); })).forEach(function (h) { header.appendChild(el("th", {}, h)); });
+    grid.appendChild(header);
+    for (let i = 0; i < s.k; i++) {
+      const seen = {};
+      for (let a = i; a >= 0; a = s.parents[a]) seen[a] = true;
+      const row = el("tr", { class: s.fates[i] === "accepted" ? "sv-on-path" : "" });
+      row.appendChild(el("td", {}, (i + 1) + " " + visible(self.tok(s.draft_tokens[i]))));
+      row.appendChild(el("td", {}, String(first + depths[i] - 1)));
+      for (let c = 0; c < s.k; c++) {
+        row.appendChild(el("td", { class: seen[c] ? "sv-sees" : "", title: "node " + (i + 1) + (seen[c] ? " sees" : " does not see") + " node " + (c + 1) },
+          seen[c] ? "\u25a0" : "\u00b7"));
+      }
+      grid.appendChild(row);
+    }
+    const scroller = el("div", { class: "sv-mask-scroll" });
+    scroller.appendChild(grid);
+    maskDiv.appendChild(scroller);
+    // where the step's own token came from: p with the missed children removed, or p at the leaf (the bonus)
+    const last = s.path.length ? s.path[s.path.length - 1] : -1;
+    const top = s.top_residual || s.top_p[last + 1];
+    const kept = top.ids.map(function (_, i) { return i; }).filter(function (i) { return top.probs[i] >= 1e-3; });
+    const res = { ids: kept.map(function (i) { return top.ids[i]; }), probs: kept.map(function (i) { return top.probs[i]; }) };
+    const title = s.top_residual ? "p at node " + (last + 1 || "root") + " with the missed children removed: the emitted token's distribution"
+      : "p at the leaf: the bonus token's distribution";
+    const resDiv = document.getElementById("sv-chart-residual");
+    function drawResidual(width) {
+      const fit = self.fitTokens(res.ids, width, null, null);
+      const axis = self.tokenAxis(fit.ids, null);
+      return Plotly.react(resDiv, [
+        { type: "bar", name: s.top_residual ? "residual" : "p", x: axis.x, y: res.probs.slice(0, fit.ids.length), hovertext: axis.hover, hoverinfo: "text+y", marker: { color: tone(s.top_residual ? pal.residual : pal.p) } },
+      ], themed(titled(resDiv, title + (fit.cut > 0 ? "; top " + fit.ids.length + " of " + res.ids.length : ""),
+        Object.assign({}, layoutBase, { xaxis: axis.layout, yaxis: { range: [0, 1], title: { text: "probability" } } }))), configFor(resDiv)).then(noTabStops);
+    }
+    refit(resDiv, drawResidual);
+  };
+
   // The legend under the plot, in rows, so that the plot keeps the chart's whole width for its labels (beside it,
   // it took a third of a phone's width). `y`: below the tick labels (and the axis title, if any).
   function LEGEND_BELOW(y) {
@@ -404,6 +622,7 @@
 
   Visualizer.prototype.renderCharts = function (s) {
     const self = this;
+    showTreeView(this.root, false);
     const j = Math.min(this.pos, s.k - 1);
     const layoutBase = this.chartLayout;
     const pal = this.palette;
