@@ -442,24 +442,34 @@
     return b;
   };
 
+  // A step's common frame: the slider, the label, the strip's current step, and an empty detail with the step's
+  // table (its header row) in it, which is returned.
+  Visualizer.prototype.startStep = function (label, cls, headers) {
+    const self = this;
+    this.root.querySelector("#sv-slider").value = String(this.step);
+    this.root.querySelector(".sv-step-label").textContent =
+      "step " + (this.step + 1) + " / " + this.run.trace.steps.length + ": " + label;
+    this.root.querySelectorAll(".sv-step").forEach(function (g) {
+      g.classList.toggle("sv-current", g.dataset.step === String(self.step));
+    });
+    const detail = this.root.querySelector(".sv-detail");
+    detail.textContent = "";
+    const table = el("table", { class: cls });
+    const head = el("tr");
+    headers.forEach(function (h) { head.appendChild(el("th", {}, h)); });
+    table.appendChild(head);
+    detail.appendChild(table);
+    return table;
+  };
+
   Visualizer.prototype.renderStep = function () {
     const self = this;
     const s = this.run.trace.steps[this.step];
     if (isTree(s)) { this.renderTreeStep(s); return; }
-    this.root.querySelector("#sv-slider").value = String(this.step);
-    this.root.querySelector(".sv-step-label").textContent =
-      "step " + (this.step + 1) + " / " + this.run.trace.steps.length + ": " +
-      (s.k === 0 ? "no drafts" : s.n_accepted + " of " + s.k + " draft" + (s.k === 1 ? "" : "s") + " accepted");
-    this.root.querySelectorAll(".sv-step").forEach(function (g) {
-      g.classList.toggle("sv-current", g.dataset.step === String(self.step));
-    });
     // the step's table: every draft position, with its numbers
+    const table = this.startStep(s.k === 0 ? "no drafts" : s.n_accepted + " of " + s.k + " draft" + (s.k === 1 ? "" : "s") +
+      " accepted", "sv-table", ["pos", "draft token x", "q(x)", "p(x)", "min(1, p/q)", "draw r", "fate"]);
     const detail = this.root.querySelector(".sv-detail");
-    detail.textContent = "";
-    const table = el("table", { class: "sv-table" });
-    const head = el("tr");
-    ["pos", "draft token x", "q(x)", "p(x)", "min(1, p/q)", "draw r", "fate"].forEach(function (h) { head.appendChild(el("th", {}, h)); });
-    table.appendChild(head);
     s.draft_tokens.forEach(function (t, j) {
       const fate = s.fates[j];
       const row = el("tr", { class: "sv-row" + (j === self.pos ? " sv-row-current" : ""), tabindex: "0" });
@@ -470,7 +480,6 @@
       row.addEventListener("keydown", function (e) { if (e.key === "Enter" || e.key === " ") { choose(); e.preventDefault(); } });
       table.appendChild(row);
     });
-    detail.appendChild(table);
     const extra = s.k === 0
       ? "No drafts this step (its budget was 0: the last token before max_new_tokens, or no n-gram match): the target " +
         "pass emitted " + visible(this.tok(s.emitted[0])) + " from its own p, as plain decoding would."
@@ -498,21 +507,9 @@
     const depths = nodeDepths(s.parents);
     const depth = Math.max.apply(null, depths);
     const first = this.run.trace.prompt_length + s.position;  // the slot of the step's first new token
-    this.root.querySelector("#sv-slider").value = String(this.step);
-    this.root.querySelector(".sv-step-label").textContent =
-      "step " + (this.step + 1) + " / " + this.run.trace.steps.length + ": a tree of " + s.k + " nodes, " + depth +
-      " deep; " + s.n_accepted + " accepted on its path";
-    this.root.querySelectorAll(".sv-step").forEach(function (g) {
-      g.classList.toggle("sv-current", g.dataset.step === String(self.step));
-    });
+    const table = this.startStep("a tree of " + s.k + " nodes, " + depth + " deep; " + s.n_accepted + " accepted on its path",
+      "sv-table sv-tree", ["node", "token x (indented by depth)", "q(x)", "p(x) at its parent", "position", "fate"]);
     const detail = this.root.querySelector(".sv-detail");
-    detail.textContent = "";
-    const table = el("table", { class: "sv-table sv-tree" });
-    const head = el("tr");
-    ["node", "token x (indented by depth)", "q(x)", "p(x) at its parent", "position", "fate"].forEach(function (h) {
-      head.appendChild(el("th", {}, h));
-    });
-    table.appendChild(head);
     treeOrder(s.parents).forEach(function (j) {
       const row = el("tr", { class: "sv-row" + (j === self.pos ? " sv-row-current" : "") + (s.fates[j] === "accepted" ? " sv-on-path" : ""), tabindex: "0" });
       const indent = "\u2003".repeat(depths[j] - 1) + (depths[j] > 1 ? "\u2514 " : "");
@@ -524,8 +521,8 @@
       table.appendChild(row);
     });
     const wrap = el("div", { class: "sv-mask-scroll" });  // wider than a phone: it scrolls, the page does not
+    detail.replaceChild(wrap, table);
     wrap.appendChild(table);
-    detail.appendChild(wrap);
     // the draws, root to the emitted token: each at the node the rule stood on, y ~ p there
     const draws = s.uniforms.map(function (r, i) {
       const at = i === 0 ? "After the prefix" : "at node " + (s.path[i - 1] + 1);
