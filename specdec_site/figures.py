@@ -431,30 +431,34 @@ def fig_tree_draft_passes(a) -> go.Figure:
     return fig
 
 
-def _tree_bars(a, what: str, title: str, y: str) -> go.Figure:
-    """Per domain and mode, each variant's median over the prompts, its 95% interval as the error bar."""
+def _tree_bars(a, what: str, title: str, x: str) -> go.Figure:
+    """Per domain and mode, each variant's median over the prompts, its 95% interval as the error bar: horizontal
+    bars, a row per domain and mode (its name reads across, never rotated under a narrow plot), the first on top."""
     t = a["trees"]
     names = tree_variant_names(t)
-    cats = [(d, m) for d in t["domains"] for m in ("greedy", "sampled")]
+    cats = [f"{d}, {m}" for d in t["domains"] for m in ("greedy", "sampled")]
     fig = go.Figure()
-    for variant, name in names.items():
-        xs, ys, lo, hi = [], [], [], []
-        for d, m in cats:
-            entry = t["domains"][d]["summary"][m].get(variant)
-            if entry is None:
-                continue
-            e = entry[what]
-            xs.append(f"{d}, {m}")
-            ys.append(e["median"])
-            lo.append(e["median"] - e["ci95"][0])
-            hi.append(e["ci95"][1] - e["median"])
-        fig.add_bar(x=xs, y=ys, name=name, marker={"color": TREE_COLORS[variant]},
-                    error_y={"type": "data", "symmetric": False, "array": hi, "arrayminus": lo},
-                    hovertemplate="%{x}: %{y:.2f}<extra>" + name + "</extra>")
+    for variant, name in reversed(names.items()):
+        ys, xs, lo, hi = [], [], [], []
+        for d in t["domains"]:
+            for m in ("greedy", "sampled"):
+                entry = t["domains"][d]["summary"][m].get(variant)
+                if entry is None:
+                    continue
+                e = entry[what]
+                ys.append(f"{d}, {m}")
+                xs.append(e["median"])
+                lo.append(e["median"] - e["ci95"][0])
+                hi.append(e["ci95"][1] - e["median"])
+        fig.add_bar(y=ys, x=xs, name=name, orientation="h", marker={"color": TREE_COLORS[variant]},
+                    error_x={"type": "data", "symmetric": False, "array": hi, "arrayminus": lo},
+                    hovertemplate="%{y}: %{x:.2f}<extra>" + name + "</extra>")
     if what == "speedup":
-        fig.add_hline(y=1, line={"color": "gray", "width": 1})
-    fig.update_layout(**layout(title, "", y, barmode="group", xaxis={"type": "category"},
-                               yaxis={"rangemode": "tozero"}))
+        fig.add_vline(x=1, line={"color": "gray", "width": 1})
+    fig.update_layout(**layout(title, x, "", barmode="group", height=160 + 80 * len(cats), bargap=0.2,
+                               legend={"traceorder": "reversed"}, xaxis={"rangemode": "tozero"},
+                               yaxis={"type": "category", "categoryorder": "array", "categoryarray": cats[::-1],
+                                      "title": {"text": ""}}))
     return fig
 
 
