@@ -1074,14 +1074,14 @@ def tree_tables(artifacts: dict) -> dict:
         here = _tree_prediction(t, variant, t["cost_curves"])
         gpu = _tree_prediction(t, variant, t["gpu_like_curves"])
         measured = [t["domains"][d]["summary"]["greedy"][variant] for d in t["domains"]]
-        rows.append([name, f"{c['nodes']} nodes, depth {c['depth']}", fmt(here["tokens_per_pass"]),
+        rows.append([f"{name} ({c['nodes']} nodes, depth {c['depth']})", fmt(here["tokens_per_pass"]),
                      " · ".join(fmt(m["tokens_per_target_pass"]["median"]) for m in measured),
                      fmt(here["speedup"]), " · ".join(fmt(m["speedup"]["median"]) for m in measured),
                      fmt(gpu["speedup"])])
     domains = " · ".join(t["domains"])
-    return {"tree_model": {"columns": ["variant", "shape", "tokens per pass: predicted",
-                                       f"measured ({domains})", "speedup per step on this CPU: predicted",
-                                       f"measured, whole runs ({domains})", "predicted on the H200 roofline (a model)"],
+    return {"tree_model": {"columns": ["variant", "tokens per pass: model", f"measured ({domains})",
+                                       "speedup here: model (per step)", f"measured (whole runs; {domains})",
+                                       "H200 roofline: model"],
                            "rows": rows}}
 
 

@@ -569,8 +569,37 @@ HOSTILE_FILES = {
     "an id of 1e300": (lambda d: _set(_step(d), resampled_token=1e300), "must be ids or null"),
     "recorded fates that contradict the counts": (lambda d: _step(d)["fates"].__setitem__(_step(d)["n_accepted"], "accepted"),
                                                   "the recorded fates contradict"),
-    "a token-tree step": (lambda d: _set(_step(d), parents=[-1] * _step(d)["k"]), "token-tree step"),
+    # token-tree steps, checked by the tree rule's own terms (the committed traces' tree runs)
+    "a chain step given parents": (lambda d: _set(_step(d), parents=[-1] * _step(d)["k"]), "the path must descend"),
+    "a tree path that skips a level": (lambda d: _set(_tree_step(d), path=_tree_step(d)["path"][1:]),
+                                       "the path must descend"),
+    "a tree node whose parent comes after it": (lambda d: _tree_step(d)["parents"].__setitem__(0, 5),
+                                                "parents must list"),
+    "a tree step with a draw too few": (lambda d: _tree_step(d)["uniforms"].pop(), "one draw per node"),
+    "a tree's resampled token that is a missed child": (lambda d: _missed_child(_tree_step(d, rejected=True)),
+                                                        "is one of the children the draw missed"),
 }
+
+
+def _tree_step(doc, rejected=False):
+    """The first token-tree step of the file (with rejected: one whose path ends above a child), whose runs get the
+    committed traces' tree runs first if they have none."""
+    if not any(run["trace"].get("drafter") == "tree" for run in doc["runs"]):
+        committed = json.loads((ROOT / "docs" / "data" / "cpu" / "traces.json").read_text())["runs"]
+        doc["runs"] += [run for run in committed if run["trace"].get("drafter") == "tree"]
+    for run in doc["runs"]:
+        for s in run["trace"]["steps"]:
+            if s.get("parents") and (not rejected or s["resampled_token"] is not None):
+                return s
+    raise AssertionError("no token-tree step in the committed traces")
+
+
+def _missed_child(step):
+    last = step["path"][-1] if step["path"] else -1
+    child = next(j for j, a in enumerate(step["parents"]) if a == last)
+    step["resampled_token"] = step["draft_tokens"][child]
+    if len(step["emitted"]) == len(step["path"]) + 1:
+        step["emitted"][-1] = step["draft_tokens"][child]
 
 
 def test_trace_files_that_contradict_themselves_are_refused_at_once(site, browser, tmp_path):
