@@ -169,12 +169,13 @@ def tree_problem(args) -> str | None:
         width, depth = (int(p) for p in parts)
         if not (1 <= width <= MAX_TREE_SIDE and 1 <= depth <= MAX_TREE_SIDE):
             return f"--tree {args.tree}: width and depth must be in [1, {MAX_TREE_SIDE}]"
+        full = sum(width ** d for d in range(1, depth + 1))  # the full tree's nodes
         if args.tree_nodes is not None:
             if not 1 <= args.tree_nodes <= MAX_TREE_NODES:
                 return f"--tree-nodes must be in [1, {MAX_TREE_NODES}], got {args.tree_nodes}"
-        elif sum(width ** d for d in range(1, depth + 1)) > MAX_TREE_NODES:
-            return (f"--tree {args.tree} has {sum(width ** d for d in range(1, depth + 1)):,} nodes, over the "
-                    f"{MAX_TREE_NODES} a step may propose: a smaller tree, or --tree-nodes N for a dynamic one")
+        elif full > MAX_TREE_NODES:
+            return (f"--tree {args.tree} has {full:,} nodes, over the {MAX_TREE_NODES} a step may propose: a smaller "
+                    "tree, or --tree-nodes N for a dynamic one")
         else:
             args.tree_shape = TreeShape.full(width, depth)
         args.tree_width, args.tree_depth = width, depth

@@ -938,7 +938,6 @@ VALUES: dict[str, Callable] = {
 
 # ---------------------------------------------------------------- token trees (the trees stage)
 
-TREE_MODEL_VARIANTS = ("chain", "tree", "tree_gpu_like")  # the variants with a static shape: the model predicts them
 TREE_RATIO = 1.5  # issue 45's bar: the best tree's tokens per pass over the best chain's, on code, greedy
 
 
@@ -958,11 +957,16 @@ def _tree_entry(domain: str, mode: str, variant: str, what: str) -> Callable:
     return lambda a: a["trees"]["domains"][domain]["summary"][mode][variant][what]
 
 
-def _cost_ratio(role: str, rows: int) -> Callable:
-    """A pass of `rows` rows over a one-row pass (between measured row counts: interpolated)."""
+def _pass_cost(a, role: str, rows: int) -> float:
+    """A pass of `rows` rows over a one-row pass, measured (between measured row counts: interpolated)."""
     from .cost_curve import interpolate
 
-    return lambda a: fmt(interpolate(a["trees"]["cost_curves"][role], rows) / a["trees"]["cost_curves"][role]["seconds"][0])
+    curve = a["trees"]["cost_curves"][role]
+    return interpolate(curve, rows) / curve["seconds"][0]
+
+
+def _cost_ratio(role: str, rows: int) -> Callable:
+    return lambda a: fmt(_pass_cost(a, role, rows))
 
 
 def _tree_ratio_verdict(a) -> str:
@@ -1018,7 +1022,7 @@ TREE_VALUES: dict[str, Callable] = {
     "tree_cost_draft_32": _cost_ratio("draft", 32),
     "tree_cost_draft_64": _cost_ratio("draft", 64),
     # eight one-row draft passes over one pass of eight rows: what drafting a depth in one pass saves
-    "tree_draft_one_pass_8": lambda a: fmt(8 / float(_cost_ratio("draft", 8)(a)), 1),
+    "tree_draft_one_pass_8": lambda a: fmt(8 / _pass_cost(a, "draft", 8), 1),
     "tree_chain_depth": lambda a: a["trees"]["choice"]["chain"]["depth"],
     "tree_tree_nodes": lambda a: a["trees"]["choice"]["tree"]["nodes"],
     "tree_tree_depth": lambda a: a["trees"]["choice"]["tree"]["depth"],
