@@ -24,6 +24,7 @@ _EXPORTS = {
     "SamplingConfig": "sampling", "probs_from_logits": "sampling",
     "VerifyResult": "verify", "acceptance_probability": "verify", "residual_distribution": "verify",
     "verify_draft": "verify", "verify_proposal": "verify", "verify_tree": "verify", "verify_tree_sampled": "verify",
+    "verify_block": "verify", "block_terms": "verify",
     "Proposal": "drafters",
     "TreeDrafter": "tree", "TreeShape": "tree",
 }

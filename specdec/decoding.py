@@ -25,7 +25,7 @@ from .policies import DraftPolicy, StepOutcome, make_policy
 from .sampling import SamplingConfig, probs_from_logits, sample
 from .timing import StepTimer
 from .trace import GenerationTrace, record_step
-from .verify import verify_proposal
+from .verify import RULES, verify_proposal
 
 
 def _check_inputs(input_ids: torch.Tensor, max_new_tokens) -> tuple[torch.Tensor, int]:
@@ -105,6 +105,7 @@ def speculative_generate(
     record_top: int = 10,
     vocab_size: int | None = None,
     check_cache_invariant: bool = False,
+    verify: str = "token",
 ):
     """Generate up to max_new_tokens new tokens from `target`, drafting up to k at a time with `draft`.
 
@@ -117,6 +118,8 @@ def speculative_generate(
     when sampling, draw different tokens (each run still exact in distribution); pin its costs,
     `AdaptivePolicy(k, draft_cost=..., verify_slope=...)`, for a run that replays. The other policies never read
     timings.
+    `verify` chooses a chain's rule: "token" (Algorithm 1, each draft on its own) or "block" (block verification,
+    Sun et al. 2025: the chain decided as a block; exact too, never fewer tokens in expectation); a tree has its own.
     Returns the new tokens (1-D int64 tensor); with record=True, (tokens, GenerationTrace).
     The output is distributed exactly as target sampling with the same temperature/top-k/top-p, and
     at temperature 0 equals greedy decoding of the target token for token, for every drafter and policy, up to
@@ -131,6 +134,11 @@ def speculative_generate(
     check_generator(generator)
     record_top = as_count(record_top, "record_top must be an integer >= 0", 0)
     drafter = as_drafter(draft)
+    if verify not in RULES:
+        raise ArgumentError(f"verify must be one of {', '.join(map(repr, RULES))}, got {verify!r}")
+    if drafter.drafts_trees and verify != "token":
+        raise ArgumentError(f"verify={verify!r} verifies a chain; a tree drafter's proposals are verified by the tree "
+                            f"rule: use verify='token'")
     if drafter.drafts_trees and policy.name != "fixed":
         raise ArgumentError(f"a tree drafter drafts to a fixed depth (its budget): policy {policy.name!r} learns "
                             f"from chains; use policy='fixed'")
@@ -148,7 +156,7 @@ def speculative_generate(
     seq = new_sequence_buffer(input_ids, max_new_tokens)
     n = n_prompt
     trace = GenerationTrace(k=policy.k, sampling=asdict(config), prompt_length=n_prompt, policy=policy.name,
-                            drafter=drafter.name) if record else None
+                            drafter=drafter.name, verify=verify) if record else None
     timer = StepTimer(device, record or policy.needs_timing)
 
     while n - n_prompt < max_new_tokens:
@@ -168,8 +176,9 @@ def speculative_generate(
         #    prefix + depth): p_target (k_step + 1, V).
         p_target = probs_from_logits(target_lm.logits(seq[:, : n + k_step], k_step + 1, proposal.parents), config)
         # 3. Accept a prefix, then resample or take a bonus token (Algorithm 1, for a chain); a tree: accept a
-        #    root-to-node path (verify_tree, sample and match; verify_tree_sampled for drawn children).
-        result = verify_proposal(proposal, p_target, generator)
+        #    root-to-node path (verify_tree, sample and match; verify_tree_sampled for drawn children). A chain under
+        #    verify="block": the longest prefix block verification keeps, then its residual or the bonus.
+        result = verify_proposal(proposal, p_target, generator, verify)
         # Not in Algorithm 1: stop at an end-of-sequence token, even inside the accepted prefix.
         emitted, hit_eos = _cut_at_eos(result.tokens.tolist(), eos)
         seq[0, n : n + len(emitted)] = result.tokens[: len(emitted)]

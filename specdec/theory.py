@@ -125,6 +125,31 @@ def bootstrap_median_ci(values: Sequence[float], n_boot: int = 2000, level: floa
     return lo, hi
 
 
+# ---------------------------------------------------------------- block verification against the token rule
+
+
+def expected_accepted_token(accept_probs: Sequence[float]) -> float:
+    """Expected accepted drafts of one chain step under the token rule (Algorithm 1), given its drafts: the prefix
+    i is kept with probability min(1, p/q) multiplied along it, so E = sum_i prod_(j <= i) a_j."""
+    total, survive = 0.0, 1.0
+    for a in accept_probs:
+        survive *= a
+        total += survive
+    return total
+
+
+def expected_accepted_block(stop_probs: Sequence[float]) -> float:
+    """Expected accepted drafts of one chain step under block verification (Sun et al. 2025), given its drafts:
+    stop_probs h_1..h_k (verify.block_terms); going back from the longest prefix, prefix i is the one kept with
+    probability h_i prod_(j > i) (1 - h_j)."""
+    total, none_longer = 0.0, 1.0
+    for i in range(len(stop_probs), 0, -1):
+        h = stop_probs[i - 1]
+        total += i * h * none_longer
+        none_longer *= 1.0 - h
+    return total
+
+
 # ---------------------------------------------------------------- token trees (Sequoia's dynamic programme)
 
 

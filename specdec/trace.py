@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 import torch
 
 from .cache import node_depths
+from .verify import block_terms
 
 FATES = ("accepted", "rejected", "not evaluated")  # a drafted token's fate
 EXTRA_FATES = ("resampled", "bonus")  # the fate of the step's own token, drawn from the residual or from p
@@ -53,6 +54,12 @@ class StepRecord:
     # uniforms are one per draw of the rule, root to the emitted token (verify.verify_tree).
     parents: list[int] | None = None  # node i's parent index, -1 for a child of the prefix
     path: list[int] | None = None  # the accepted nodes, root to leaf
+    # A chain step's, under either rule (verify.block_terms, from the full p and q): block verification's weight w_i
+    # (the running product of p/q capped at 1) and h_i, the probability of keeping prefix i when no longer one was
+    # kept, i = 1..k. Under the block rule the uniforms are its eta_i (kept: eta_i < h_i, n_accepted the largest
+    # such i); under the token rule they show what block verification would have kept with the same draws.
+    block_weights: list[float] | None = None
+    stop_probs: list[float] | None = None
 
     @property
     def depth(self) -> int:
@@ -65,6 +72,8 @@ class StepRecord:
         record = asdict(self)
         if self.parents is None:  # a chain step reads as chain steps always have
             del record["parents"], record["path"]
+        else:
+            del record["block_weights"], record["stop_probs"]
         return record
 
 
@@ -90,6 +99,7 @@ class GenerationTrace:
     prompt_length: int
     policy: str = "fixed"  # the draft-length policy
     drafter: str = "model"  # the drafter's name
+    verify: str = "token"  # a chain's rule: "token" (Algorithm 1) or "block" (block verification)
     steps: list[StepRecord] = field(default_factory=list)
 
     @property
@@ -121,6 +131,7 @@ class GenerationTrace:
             "k": self.k,
             "policy": self.policy,
             "drafter": self.drafter,
+            "verify": self.verify,
             "sampling": self.sampling,
             "prompt_length": self.prompt_length,
             "n_steps": len(self.steps),
@@ -144,7 +155,15 @@ def record_step(index, position, proposal, budget, p_target, result, emitted, n_
     emitted, the top-n of p, q and the residual, and the two timings."""
     k = proposal.n
     tree = proposal.parents is not None
+    # a verdict counts up to the kept prefix (the block rule may draw eta_i < h_i below its longest kept prefix)
     verdicts = [bool(a) and (tree or i < result.n_accepted) for i, a in enumerate(result.accepted.tolist())]
+    if tree:
+        weights = stop_probs = None
+    elif result.stop_probs is not None:
+        weights, stop_probs = result.block_weights, result.stop_probs
+    else:
+        weights, stop_probs, _ = block_terms(proposal.tokens, proposal.q_draft, p_target)
+        weights, stop_probs = weights[1:], stop_probs[1:]
     fates, extra_fate = step_fates(k, result.n_accepted, result.bonus_token is not None, len(emitted),
                                    proposal.parents, result.path)
     return StepRecord(
@@ -172,4 +191,6 @@ def record_step(index, position, proposal, budget, p_target, result, emitted, n_
         extra_fate=extra_fate,
         parents=list(proposal.parents) if tree else None,
         path=list(result.path) if tree else None,
+        block_weights=None if tree else weights.tolist(),
+        stop_probs=None if tree else stop_probs.tolist(),
     )

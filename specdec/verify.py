@@ -13,6 +13,14 @@ temperature 0 it is the longest path that follows the target's argmax. A tree wh
 draft's q without replacement (SpecInfer; Jeon et al. 2024, arXiv 2402.14160) is verified by `verify_tree_sampled`,
 recursive rejection sampling: each child in turn is accepted with min(1, p(x)/q(x)), and after a rejection p becomes
 the residual norm(max(0, p - q)) and q loses the tried child (renormalised over the siblings not yet tried).
+
+`verify_block` is block verification (Sun, Mendlovic, Leviathan et al., "Block Verification Accelerates Speculative
+Decoding", ICLR 2025, arXiv 2403.10444, Algorithm 2): the same chain, the same draws, decided as a block. The weight
+of a prefix is the running product of the ratios p(x)/q(x), capped at 1; going back from the longest prefix, each is
+kept with a probability that weighs its residual mass against what it lost; the extra token comes from that prefix's
+own residual norm(max(0, w p - q)). It is exact, and in expectation it keeps at least as many tokens as the token
+rule for every draft and target (the paper's Theorem 2; the math page's worked example). At temperature 0 the two
+rules keep the same tokens.
 """
 
 from __future__ import annotations
@@ -56,6 +64,10 @@ class VerifyResult:
     bonus_token: int | None  # token drawn from p_target[k] when all k were accepted
     residual: torch.Tensor | None  # (V,) norm(max(0, p - q)) at the rejected position
     path: list[int] | None = None  # a tree's: the accepted nodes, root to leaf (None for a chain)
+    # block verification's (None for the token rule): the capped running product w_i, and the probability h_i of
+    # keeping prefix i given no longer prefix was kept (block_terms)
+    block_weights: torch.Tensor | None = None  # (k,) w_1..w_k
+    stop_probs: torch.Tensor | None = None  # (k,) h_1..h_k
 
 
 def verify_draft(
@@ -112,6 +124,92 @@ def verify_draft(
         resampled_token=resampled,
         bonus_token=bonus,
         residual=residual,
+    )
+
+
+def block_terms(draft_tokens: torch.Tensor, q_draft: torch.Tensor, p_target: torch.Tensor,
+                cap: bool = True) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Block verification's per-prefix terms (Sun et al. 2025, Algorithm 2), shapes as for verify_draft:
+    (weights (k + 1,) with w_0 = 1, stop_probs (k + 1,) with h_0 = 1, residual masses (k,) of prefixes 0..k-1).
+
+    w_i = min(1, w_(i-1) p(x_i)/q(x_i)), the running product of the ratios capped at 1 (cap=False: uncapped, a wrong
+    variant for the Exactness page); m_i = sum_x max(0, w_i p_(i+1)(x) - q_(i+1)(x)), the residual mass after prefix
+    i; h_i = m_i / (m_i + 1 - w_i) for i < k and h_k = w_k. Where m_i + 1 - w_i = 0 (w_i = 1 and p = q there) the
+    rule never reaches prefix i in exact arithmetic; h_i = 1 there.
+    """
+    k = draft_tokens.shape[0]
+    positions = torch.arange(k, device=draft_tokens.device)
+    ratios = p_target[positions, draft_tokens] / q_draft[positions, draft_tokens].clamp_min(torch.finfo(q_draft.dtype).tiny)
+    weights = [torch.ones((), dtype=p_target.dtype, device=p_target.device)]
+    for i in range(k):
+        w = weights[-1] * ratios[i]
+        weights.append(w.clamp(max=1.0) if cap else w)
+    weights = torch.stack(weights)  # (k + 1,)
+    masses = (weights[:k, None] * p_target[:k] - q_draft).clamp_min(0.0).sum(dim=1)  # (k,)
+    denominators = masses + 1.0 - weights[:k]
+    h = torch.where(denominators > 0, masses / denominators.clamp_min(torch.finfo(p_target.dtype).tiny),
+                    torch.ones_like(masses))
+    stop_probs = torch.cat([h, weights[k:]]).clamp(0.0, 1.0)  # h_0..h_(k-1), then h_k = w_k
+    return weights, stop_probs, masses
+
+
+def verify_block(
+    draft_tokens: torch.Tensor,
+    q_draft: torch.Tensor,
+    p_target: torch.Tensor,
+    generator: torch.Generator,
+    *,
+    uniforms: torch.Tensor | None = None,
+) -> VerifyResult:
+    """Block verification (Sun et al. 2025, arXiv 2403.10444, Algorithm 2): exact, never fewer tokens in expectation
+    than verify_draft. Arguments as for verify_draft; `uniforms` (k,) are the draws eta_1..eta_k (replay), one per
+    prefix, used by this step alone.
+    """
+    k = draft_tokens.shape[0]
+    if q_draft.shape[0] != k or p_target.shape[0] != k + 1 or q_draft.shape[1] != p_target.shape[1]:
+        raise ValueError(
+            f"shape mismatch: draft_tokens {tuple(draft_tokens.shape)}, q_draft {tuple(q_draft.shape)}, "
+            f"p_target {tuple(p_target.shape)}; expected (k,), (k, V), (k+1, V)"
+        )
+    positions = torch.arange(k, device=draft_tokens.device)
+    # 1. Look up p(x) and q(x) of every draft token x.
+    p_x = p_target[positions, draft_tokens]
+    q_x = q_draft[positions, draft_tokens]
+    # 2. The weight of each prefix, w_i = min(1, w_(i-1) p(x_i)/q(x_i)), and the probability h_i of keeping prefix i
+    #    when no longer one was kept: h_i = m_i / (m_i + 1 - w_i), m_i the mass of max(0, w_i p - q) after it; h_k = w_k.
+    weights, stop_probs, _ = block_terms(draft_tokens, q_draft, p_target)
+    # 3. One uniform eta_i per prefix i = 1..k (fresh for this step: reusing another step's draws couples the steps).
+    if uniforms is None:
+        uniforms = torch.rand(k, generator=generator, device=draft_tokens.device)
+    kept = uniforms < stop_probs[1:]
+    # 4. tau = the longest prefix i with eta_i < h_i, 0 if none (the empty prefix is always kept).
+    hits = torch.nonzero(kept).flatten()
+    n_accepted = int(hits[-1].item()) + 1 if hits.numel() else 0
+    if n_accepted < k:
+        # 5a. Below k: the extra token from that prefix's residual norm(max(0, w_tau p - q)) (w_0 = 1: the token
+        #     rule's residual at tau = 0, and only there).
+        residual = residual_distribution(weights[n_accepted] * p_target[n_accepted], q_draft[n_accepted])
+        extra = sample(residual, generator)
+        resampled, bonus = int(extra), None
+    else:
+        # 5b. All k kept: the bonus token from the target's next distribution.
+        residual = None
+        extra = sample(p_target[k], generator)
+        resampled, bonus = None, int(extra)
+    tokens = torch.cat([draft_tokens[:n_accepted], extra.view(1)])
+    return VerifyResult(
+        n_accepted=n_accepted,
+        tokens=tokens,
+        accept_probs=acceptance_probability(p_x, q_x),
+        uniforms=uniforms,
+        accepted=kept,
+        p_draft_tokens=p_x,
+        q_draft_tokens=q_x,
+        resampled_token=resampled,
+        bonus_token=bonus,
+        residual=residual,
+        block_weights=weights[1:],
+        stop_probs=stop_probs[1:],
     )
 
 
@@ -260,12 +358,17 @@ def verify_tree_sampled(
     return tree_result(tokens, parents, p_target, path, y, leaf, drawn, accept_probs, q_x, residual)
 
 
-def verify_proposal(proposal, p_target: torch.Tensor, generator: torch.Generator) -> VerifyResult:
-    """The verification rule for the proposal's shape (a drafters.Proposal): a chain's is Algorithm 1 (verify_draft),
-    a tree's sample and match (verify_tree); p_target (n + 1, V) holds the target's distribution after the prefix's
-    last token (row 0, for a tree) or before each node, and after the last."""
+RULES = ("token", "block")  # a chain's verification rules: Algorithm 1 (verify_draft), block verification (verify_block)
+
+
+def verify_proposal(proposal, p_target: torch.Tensor, generator: torch.Generator, rule: str = "token") -> VerifyResult:
+    """The verification rule for the proposal's shape (a drafters.Proposal): a chain's is Algorithm 1 (verify_draft)
+    or, with rule="block", block verification (verify_block); a tree's sample and match (verify_tree); p_target
+    (n + 1, V) holds the target's distribution after the prefix's last token (row 0, for a tree) or before each node,
+    and after the last."""
     if proposal.parents is None:
-        return verify_draft(proposal.tokens, proposal.q_draft, p_target, generator)
+        verify = verify_block if rule == "block" else verify_draft
+        return verify(proposal.tokens, proposal.q_draft, p_target, generator)
     if proposal.sampled_children:
         return verify_tree_sampled(proposal.tokens, proposal.parents, proposal.q_draft, p_target, generator)
     return verify_tree(proposal.tokens, proposal.parents, p_target, generator)

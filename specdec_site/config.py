@@ -41,6 +41,9 @@ class BuildConfig:
     tree_cost_reps: int = 5
     tree_design_prompts: int = 4
     tree_design_tokens: int = 48
+    # the block stage (block_stage.py): block verification against the token rule, fixed k = fixed_k, per
+    # (temperature, public prompts per domain): at the sampled mode's 0.7 the core set, at 1.0 the matrix's prompts
+    block_runs: tuple = ((0.7, {"code": 12, "prose": 12, "dialogue": 12}), (1.0, {"code": 4, "prose": 4, "dialogue": 4}))
     sampled_temperature: float = 0.7  # temperature of the "sampled" mode
     quick: bool = False  # a small end-to-end run (CI), never committed
 
@@ -51,7 +54,8 @@ class BuildConfig:
 
     def to_dict(self) -> dict:
         return {**asdict(self), "sweep_ks": list(self.sweep_ks), "tree_rows": list(self.tree_rows),
-                "trace_tree": list(self.trace_tree) if self.trace_tree else None, "modes": self.modes}
+                "trace_tree": list(self.trace_tree) if self.trace_tree else None,
+                "block_runs": [[t, dict(per_set)] for t, per_set in self.block_runs], "modes": self.modes}
 
 
 FULL = BuildConfig()
@@ -60,7 +64,8 @@ QUICK = BuildConfig(
     sweep_ks=(1, 2), fixed_k=2, exact_samples=300, mutation_sampled_runs=200, audit_samples=100, policy_prompts={"code": 1, "prose": 1, "dialogue": 1},
     core_prompts={"code": 2, "prose": 2, "dialogue": 2}, policy_tokens=8,
     tree_prompts={"code": 1, "prose": 1, "dialogue": 1}, tree_rows=(1, 2, 4, 8), tree_cost_reps=1, tree_design_prompts=1,
-    tree_design_tokens=8, policy_prompt_cap=12, quick=True,
+    tree_design_tokens=8, policy_prompt_cap=12, block_runs=((0.7, {"code": 1, "prose": 1, "dialogue": 1}),),
+    quick=True,
 )
 
 

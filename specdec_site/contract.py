@@ -26,7 +26,7 @@ KEYS = {
     "strip": COMMON_KEYS + ("run", "palette"),
 }
 SPECIAL = ("values", "visualizer", "playground", "tables", "strip")  # file names that are not figures
-ARTIFACTS = ("traces", "policies", "trees", "exactness")  # docs/data/<device>/NAME.json: the sources
+ARTIFACTS = ("traces", "policies", "trees", "block", "exactness")  # docs/data/<device>/NAME.json: the sources
 
 
 def kind_of(name: str) -> str:

@@ -94,22 +94,27 @@ def predict(accept_by_rank: Sequence[float], target_curve: dict, draft_curve: di
     """The tree (or, with chain, the chain) of the most predicted tokens per unit cost, searched over node budgets
     (TREE_NODES) and depths (1..MAX_TREE_DEPTH): for each, Sequoia's best tree (theory.best_tree), costed by
     tree_cost. Returns its paths, expected tokens per pass (1 + accepted nodes), cost and predicted speedup over
-    decoding with the target alone (per decoding step, prefill aside)."""
+    decoding with the target alone (per decoding step, prefill aside). When no tree is worth a node (the draft's
+    top-1 never agreed on the design prompts: every a_r is 0 up to the ranks searched), the one-node chain, so that
+    the benchmark still runs and shows what drafting then costs."""
     from specdec.theory import best_tree
 
     a = list(accept_by_rank[:1]) if chain else list(accept_by_rank[:MAX_RANK])
+    def costed(accepted: float, paths: list) -> dict:
+        cost = tree_cost(paths, target_curve, draft_curve)
+        return {"paths": [list(p) for p in paths], "nodes": len(paths), "depth": max(len(p) for p in paths),
+                "tokens_per_pass": 1.0 + accepted, "cost": cost, "speedup": (1.0 + accepted) / cost}
+
     best = None
     for depth in range(1, MAX_TREE_DEPTH + 1):
         for nodes in ([depth] if chain else [n for n in TREE_NODES if n >= depth]):
             accepted, paths = best_tree(a, nodes, depth)
             if not paths:
                 continue
-            cost = tree_cost(paths, target_curve, draft_curve)
-            entry = {"paths": [list(p) for p in paths], "nodes": len(paths), "depth": max(len(p) for p in paths),
-                     "tokens_per_pass": 1.0 + accepted, "cost": cost, "speedup": (1.0 + accepted) / cost}
+            entry = costed(accepted, paths)
             if best is None or entry["speedup"] > best["speedup"] + 1e-12:
                 best = entry
-    return best
+    return best if best is not None else costed(a[0] if a else 0.0, [(0,)])
 
 
 def accept_by_rank(ranks: Sequence[int], max_rank: int = MAX_RANK) -> list[float]:

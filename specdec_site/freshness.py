@@ -41,6 +41,7 @@ STAGE_CONFIG = {
                  "policy_tokens", "policy_prompt_cap", "modes", "sampled_temperature"),
     "trees": ("quick", "tree_prompts", "tree_rows", "tree_cost_reps", "tree_design_prompts", "tree_design_tokens",
               "policy_prompt_start", "policy_tokens", "policy_prompt_cap", "modes", "sampled_temperature"),
+    "block": ("quick", "block_runs", "fixed_k", "policy_prompt_start", "policy_tokens", "policy_prompt_cap"),
     "exactness": ("quick", "exact_samples", "mutation_sampled_runs", "audit_samples"),
     "notebook": ("quick",),
 }

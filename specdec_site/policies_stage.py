@@ -26,7 +26,7 @@ import statistics
 from specdec.theory import VerifyCost, bootstrap_median_ci, oracle_steps
 
 from .hf import HF_DEFAULT_DESCRIPTION, HF_PROMPT_LOOKUP, HF_SCHEDULES, hf_assisted, hf_prompt_lookup
-from .prompts import encode
+from .prompts import prompt_ids
 from .public_prompts import SOURCES, passed_over, public_prompts
 from .sweep import summarize_sweep
 
@@ -187,12 +187,6 @@ def run_sweep(ctx, cfg, ids, n, reference, traces) -> dict:
         runs[k] = (seconds, tokens, trace)
     runs["first"] = ctx.run_target(ids, 1, greedy, ctx.seed)[0]  # prefill + first token
     return runs
-
-
-def prompt_ids(ctx, cfg, prompt):
-    """(n,) token ids of a prompt, its last cfg.policy_prompt_cap tokens if the config caps them (the quick build)."""
-    ids = encode(ctx.target.tokenizer, prompt, ctx.device)
-    return ids if cfg.policy_prompt_cap is None else ids[-cfg.policy_prompt_cap:]
 
 
 def run_prompt(ctx, cfg, prompt, hf_names, names, sampled_names, prompt_set, sweep: bool = False) -> dict:

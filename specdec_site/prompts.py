@@ -111,3 +111,10 @@ def check_prompt(where: str, row) -> str:
         if field in row and not (isinstance(row[field], str) and PROMPT_ID.fullmatch(row[field])):
             raise PromptError(f"{where}: {field} must be 1-80 letters, digits, '.', '_' or '-', got {row[field]!r}")
     return row.get("domain", USER_DOMAIN)
+
+
+def prompt_ids(ctx, cfg, prompt):
+    """(n,) token ids of a benchmark prompt, its last cfg.policy_prompt_cap tokens if the config caps them (the quick
+    build), as every benchmark stage cuts them."""
+    ids = encode(ctx.target.tokenizer, prompt, ctx.device)
+    return ids if cfg.policy_prompt_cap is None else ids[-cfg.policy_prompt_cap:]

@@ -6,6 +6,7 @@
              oracle, on public prompts, one target-only run per prompt for all of them (policies_stage.py)
   trees      token trees against chains: the cost curves, the cost model's tree, static and dynamic trees vs the
              best chain and the adaptive policy on public prompts (trees_stage.py)
+  block      block verification against the token rule, sampled, on public prompts (block_stage.py)
   exactness  empirical vs exact distributions of tiny models, correct rule vs naive residual, the mutation table
              (exactness_stage.py)
   notebook   executes notebooks/walkthrough.ipynb (the site shows the executed copy; notebook_stage.py)
@@ -20,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import exactness_stage, notebook_stage, policies_stage, traces_stage, trees_stage
+from . import block_stage, exactness_stage, notebook_stage, policies_stage, traces_stage, trees_stage
 from .notebook_stage import DEFAULT_CPU_OUT, NOTEBOOK_SOURCE, notebook_path  # noqa: F401 (DEFAULT_CPU_OUT: for tests)
 
 # ---------------------------------------------------------------- the table of stages
@@ -64,6 +65,7 @@ STAGES = {
     "traces": Stage("traces", traces_stage.run, _json_path("traces")),
     "policies": Stage("policies", policies_stage.run, _json_path("policies")),
     "trees": Stage("trees", trees_stage.run, _json_path("trees")),
+    "block": Stage("block", block_stage.run, _json_path("block")),
     # tiny random models, on the CPU whatever the build's device (too small for a GPU to help)
     "exactness": Stage("exactness", exactness_stage.run, _json_path("exactness"), models=False, on_build_device=False),
     # the walkthrough loads the default pair itself, on the CPU (a reader runs it on a laptop)

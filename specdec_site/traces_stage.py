@@ -24,17 +24,19 @@ def trace_vocab(tokenizer, ids, tokens, record: dict) -> dict:
 
 
 def trace_jobs(cfg) -> list[tuple]:
-    """(domain, prompt, mode, policy, k, tree): fixed k on every trace prompt, the adaptive policy on the first, and
-    on the first a token tree (tree: cfg.trace_tree's (width, depth), every node with its top-width children; k is
-    its depth), which the Step Visualizer draws."""
+    """(domain, prompt, mode, policy, k, tree, verify): fixed k on every trace prompt, the adaptive policy on the
+    first, on the first a token tree (tree: cfg.trace_tree's (width, depth), every node with its top-width children;
+    k is its depth), and on the first, sampled, fixed k under block verification (verify "block"; at T = 0 it keeps
+    what the token rule keeps), which the Step Visualizer draws."""
     prompts = cfg.prompts
-    jobs = [(domain, p, mode, "fixed", cfg.trace_k, None) for domain in prompts
+    jobs = [(domain, p, mode, "fixed", cfg.trace_k, None, "token") for domain in prompts
             for p in prompts[domain][: cfg.trace_prompts[domain]] for mode in cfg.modes]
-    jobs += [(domain, prompts[domain][0], mode, "adaptive", cfg.adaptive_trace_k, None) for domain in prompts
+    jobs += [(domain, prompts[domain][0], mode, "adaptive", cfg.adaptive_trace_k, None, "token") for domain in prompts
              for mode in cfg.modes]
     if cfg.trace_tree is not None:
-        jobs += [(domain, prompts[domain][0], mode, "fixed", cfg.trace_tree[1], tuple(cfg.trace_tree))
+        jobs += [(domain, prompts[domain][0], mode, "fixed", cfg.trace_tree[1], tuple(cfg.trace_tree), "token")
                  for domain in prompts for mode in cfg.modes]
+    jobs += [(domain, prompts[domain][0], "sampled", "fixed", cfg.trace_k, None, "block") for domain in prompts]
     return jobs
 
 
@@ -48,16 +50,18 @@ def tree_drafter(ctx, tree: tuple | None):
 
 
 def record_run(ctx, domain: str, prompt: dict, mode: str, sampling: dict, policy, k: int, n_tokens: int,
-               drafter=None, compare_greedy: bool = True, references: dict | None = None) -> dict:
+               drafter=None, compare_greedy: bool = True, references: dict | None = None, verify: str = "token") -> dict:
     """One recorded run of the artifact's format: the trace, the texts, and at T = 0 whether it equals the target's
     own greedy run (compare_greedy). `drafter`: a model or Drafter (default: the build's default draft).
     `references`: the target-only greedy runs so far, by prompt id: a prompt's runs share one (one baseline per
-    prompt: the race of the fixed and the adaptive run is against the same target-only time)."""
+    prompt: the race of the fixed and the adaptive run is against the same target-only time). `verify`: a chain's
+    rule, "token" or "block"."""
     tok = ctx.target.tokenizer
     eos = eos_ids(tok)  # traces stop at the end-of-turn token, as a user's generation would
     ids = encode(tok, prompt, ctx.device)
     draft = ctx.default_draft if drafter is None else drafter
-    seconds, (tokens, trace) = ctx.run_spec(draft, ids, n_tokens, k, sampling, ctx.seed, eos=eos, policy=policy)
+    seconds, (tokens, trace) = ctx.run_spec(draft, ids, n_tokens, k, sampling, ctx.seed, eos=eos, policy=policy,
+                                         verify=verify)
     record = trace.to_dict()
     greedy_equal, target_seconds = None, None
     if mode == "greedy" and compare_greedy:
@@ -67,7 +71,8 @@ def record_run(ctx, domain: str, prompt: dict, mode: str, sampling: dict, policy
         target_seconds, reference = references[prompt["id"]]
         greedy_equal = reference.tolist() == tokens.tolist()
     policy_name = trace.policy
-    suffix = ("" if policy_name == "fixed" else f"-{policy_name}") + ("-tree" if trace.drafter == "tree" else "")
+    suffix = (("" if policy_name == "fixed" else f"-{policy_name}") + ("-tree" if trace.drafter == "tree" else "")
+              + ("-block" if verify == "block" else ""))
     return {
         "id": f"{prompt['id']}-{mode}{suffix}", "domain": domain, "mode": mode, "policy": policy_name,
         "prompt": prompt, "chat_template": prompt["kind"] == "chat" and has_chat_template(tok),
@@ -81,6 +86,6 @@ def record_run(ctx, domain: str, prompt: dict, mode: str, sampling: dict, policy
 def run(ctx, cfg) -> dict:
     references: dict = {}  # one target-only greedy run per prompt, shared by its fixed and adaptive runs
     runs = [record_run(ctx, domain, prompt, mode, cfg.modes[mode], policy, k, cfg.trace_tokens, tree_drafter(ctx, tree),
-                       references=references)
-            for domain, prompt, mode, policy, k, tree in ctx.tqdm(trace_jobs(cfg), desc="traces", unit="run")]
+                       references=references, verify=verify)
+            for domain, prompt, mode, policy, k, tree, verify in ctx.tqdm(trace_jobs(cfg), desc="traces", unit="run")]
     return {"draft_variant": ctx.default_draft_name, "runs": runs}

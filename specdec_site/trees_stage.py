@@ -22,11 +22,10 @@ from __future__ import annotations
 import json
 import statistics
 
-from specdec.theory import bootstrap_median_ci
-
 from .cost_curve import MAX_RANK, accept_by_rank, measure_pass_seconds, predict, roofline_curve
-from .prompts import PROMPTS, encode
+from .prompts import PROMPTS, encode, prompt_ids
 from .public_prompts import SOURCES, public_prompts
+from .summary import median_ci
 
 GREEDY_VARIANTS = ("chain", "adaptive", "tree", "tree_gpu_like", "dynamic_tree")
 SAMPLED_VARIANTS = ("chain", "tree", "tree_gpu_like")
@@ -48,7 +47,7 @@ def draft_ranks(ctx, prompt: dict, n_tokens: int) -> list[int]:
     return (logits > chosen).sum(1).tolist()
 
 
-def make_variant(ctx, cfg, name: str, choice: dict):
+def make_variant(ctx, name: str, choice: dict):
     """(drafter, k, policy) of a variant."""
     from specdec import TreeDrafter, TreeShape
 
@@ -66,8 +65,8 @@ def make_variant(ctx, cfg, name: str, choice: dict):
     raise ValueError(f"unknown tree-stage variant {name!r}")
 
 
-def run_one(ctx, cfg, name, choice, ids, n, sampling, base_seconds, reference) -> dict:
-    drafter, k, policy = make_variant(ctx, cfg, name, choice)
+def run_one(ctx, name, choice, ids, n, sampling, base_seconds, reference) -> dict:
+    drafter, k, policy = make_variant(ctx, name, choice)
     seconds, (tokens, trace) = ctx.run_spec(drafter, ids, n, k, sampling, ctx.seed, policy=policy, record_top=0)
     later = trace.steps[1:]
     return {"seconds": seconds, "speedup": base_seconds / seconds,
@@ -76,11 +75,6 @@ def run_one(ctx, cfg, name, choice, ids, n, sampling, base_seconds, reference) -
             "nodes_per_step": trace.n_drafted / len(trace.steps),
             "draft_seconds_per_step": statistics.fmean(s.draft_seconds for s in later) if later else None,
             "verify_seconds_per_step": statistics.fmean(s.verify_seconds for s in later) if later else None}
-
-
-def median_ci(values: list[float], seed: int) -> dict:
-    return {"median": statistics.median(values), "ci95": list(bootstrap_median_ci(values, seed=seed)),
-            "prompts": len(values)}
 
 
 def summarize(rows: list[dict], mode: str, seed: int) -> dict:
@@ -124,22 +118,21 @@ def run(ctx, cfg) -> dict:
     # 4. the benchmark prompts
     warm = encode(ctx.target.tokenizer, public_prompts("code", 0, 1)[0], ctx.device)
     for name in GREEDY_VARIANTS:
-        drafter, k, policy = make_variant(ctx, cfg, name, choice)
+        drafter, k, policy = make_variant(ctx, name, choice)
         ctx.run_spec(drafter, warm, 4, k, greedy, 0, record=False, policy=policy)
     domains = {}
     for domain, count in cfg.tree_prompts.items():
         prompts = public_prompts(domain, cfg.policy_prompt_start, count)
         rows = []
         for p in ctx.tqdm(prompts, desc=f"trees {domain}", unit="prompt"):
-            ids = encode(ctx.target.tokenizer, p, ctx.device)
-            ids = ids if cfg.policy_prompt_cap is None else ids[-cfg.policy_prompt_cap:]
+            ids = prompt_ids(ctx, cfg, p)
             base_seconds, reference = ctx.run_target(ids, n, greedy, ctx.seed)
             row = {"prompt": p["id"], "prompt_tokens": int(ids.shape[0]), "target_seconds": base_seconds,
                    "greedy": {}, "sampled": {}}
             for name in GREEDY_VARIANTS:
-                row["greedy"][name] = run_one(ctx, cfg, name, choice, ids, n, greedy, base_seconds, reference)
+                row["greedy"][name] = run_one(ctx, name, choice, ids, n, greedy, base_seconds, reference)
             for name in SAMPLED_VARIANTS:
-                row["sampled"][name] = run_one(ctx, cfg, name, choice, ids, n, sampled, base_seconds, None)
+                row["sampled"][name] = run_one(ctx, name, choice, ids, n, sampled, base_seconds, None)
             rows.append(row)
         domains[domain] = {"source": SOURCES[domain], "prompts": [p["id"] for p in prompts], "rows": rows,
                            "summary": {mode: summarize(rows, mode, ctx.seed) for mode in ("greedy", "sampled")}}
