@@ -274,10 +274,10 @@ def verdict(test: dict) -> str:
 # ---------------------------------------------------------------- samplers: specdec and transformers
 
 
-def specdec_sampler(policy: str = "fixed", drafter: str = "model", k: int = 2) -> Callable:
+def specdec_sampler(policy: str = "fixed", drafter: str = "model", k: int = 2, verify: str = "token") -> Callable:
     """specdec.speculative_generate with a policy, a drafter (model, ngram, hybrid; or a token tree of depth k:
     tree, every node with its top-2 children; dynamic_tree, EAGLE-2's, width 2 and 4 nodes; sampled_tree, two
-    children drawn without replacement) and k."""
+    children drawn without replacement), k and a chain's verification rule (token, block)."""
     from specdec import HybridDrafter, NgramDrafter, TreeDrafter, TreeShape, speculative_generate
 
     def sample(target, draft, prompt, new_tokens, sampling, generator):
@@ -287,7 +287,7 @@ def specdec_sampler(policy: str = "fixed", drafter: str = "model", k: int = 2) -
                     "sampled_tree": lambda: TreeDrafter(draft, TreeShape.full(2, k), sampled=True)}[drafter]()
         return speculative_generate(target, proposer, prompt, max_new_tokens=new_tokens, k=k, policy=policy,
                                     temperature=sampling.temperature, top_k=sampling.top_k, top_p=sampling.top_p,
-                                    generator=generator)
+                                    generator=generator, verify=verify)
     return sample
 
 
@@ -344,6 +344,11 @@ def audit_rows() -> list[AuditRow]:
     rows += [AuditRow(f"specdec-{drafter}" + ("-sampling" if sampling != Sampling() else ""), f"specdec, {what}",
                       sampling, "specdec", False, lambda d=drafter: specdec_sampler(drafter=d))
              for drafter, what in trees for sampling in (Sampling(), Sampling(0.7, 5, 0.9))]
+    # block verification (Sun et al. 2025): k = 3, so that a prefix's weight below 1 and its residual matter
+    rows += [AuditRow("specdec-block" + ("-sampling" if sampling != Sampling() else ""),
+                      "specdec, fixed policy, model drafter, k = 3, block verification", sampling, "specdec", False,
+                      lambda: specdec_sampler(k=3, verify="block"))
+             for sampling in (Sampling(), Sampling(0.7, 5, 0.9))]
     hf = [("hf-assistant-defaults", "transformers, assistant model, its defaults", HF_DEFAULTS, "assistant", True),
           ("hf-assistant-temperature", "transformers, assistant model", Sampling(0.7, None, None), "assistant", False),
           ("hf-assistant-top-k", "transformers, assistant model", Sampling(1.0, 5, None), "assistant", False),

@@ -281,3 +281,96 @@ def sampled_tree_first_token_distribution(p_root: torch.Tensor, q: torch.Tensor,
                 raise AssertionError(f"children {order}: draws just above every acceptance probability accepted one")
             dist += weight * reach * result.residual.double()
     return dist
+
+
+# ---------------------------------------------------------------- block verification, enumerated
+
+
+def random_context_tables(V: int, k: int, seed: int) -> tuple[dict, dict]:
+    """(p_of, q_of): a random target and draft as tables, context (a tuple of ids, up to k + 1 long) -> next-token
+    distribution (V,) float64, peaked (cubed uniforms), so that ratios above and below 1 both occur."""
+    import itertools
+
+    gen = torch.Generator().manual_seed(seed)
+
+    def table():
+        out = {}
+        for n in range(k + 2):
+            for ctx in itertools.product(range(V), repeat=n):
+                x = torch.rand(V, generator=gen, dtype=torch.float64) ** 3
+                out[ctx] = x / x.sum()
+        return out
+
+    return table(), table()
+
+
+def block_sequence_distribution(p_of: dict, q_of: dict, V: int, k: int) -> tuple[dict, dict]:
+    """(spec, target): the exact distributions of the first k + 1 tokens of one block-verification step followed
+    by the target's own sampling, and of the target's own sampling, from context tables (random_context_tables).
+
+    For every draft block x (probability prod q), block verification's terms are computed HERE, by the paper's
+    recursion (not read from verify_block): w_i = min(1, w_(i-1) p(x_i)/q(x_i)), h_i = m_i / (m_i + 1 - w_i) with
+    m_i = sum max(0, w_i p - q) after prefix i, h_k = w_k; prefix tau is kept with probability h_tau prod_(i > tau)
+    (1 - h_i). verify_block is then replayed with draws that keep exactly tau (eta_tau just below h_tau, every
+    eta_i above it just above h_i): it must keep tau, and its residual is what the extra token is drawn from. A rule
+    whose comparison or residual is wrong gives another distribution (or an AssertionError naming the block)."""
+    import itertools
+
+    from specdec.verify import verify_block
+
+    eps = 1e-9
+    gen = torch.Generator().manual_seed(0)
+    spec: dict[tuple, float] = {}
+    target: dict[tuple, float] = {}
+    for seq in itertools.product(range(V), repeat=k + 1):
+        prob = 1.0
+        for i in range(k + 1):
+            prob *= float(p_of[seq[:i]][seq[i]])
+        target[seq] = prob
+        spec[seq] = 0.0
+
+    def add_continued(prefix: tuple, dist: torch.Tensor, weight: float):
+        """Emit `prefix` then y ~ dist, then the target's own tokens up to k + 1."""
+        for y in range(V):
+            mass = weight * float(dist[y])
+            if mass == 0.0:
+                continue
+            head = prefix + (y,)
+            for tail in itertools.product(range(V), repeat=k + 1 - len(head)):
+                prob, ctx = mass, head
+                for t in tail:
+                    prob *= float(p_of[ctx][t])
+                    ctx = ctx + (t,)
+                spec[ctx] += prob
+
+    for block in itertools.product(range(V), repeat=k):
+        q_block = 1.0
+        for i in range(k):
+            q_block *= float(q_of[block[:i]][block[i]])
+        if q_block == 0.0:
+            continue
+        p_target = torch.stack([p_of[block[:i]] for i in range(k + 1)])
+        q_draft = torch.stack([q_of[block[:i]] for i in range(k)])
+        w, h = [1.0], [1.0]
+        for i in range(1, k + 1):
+            w.append(min(1.0, w[-1] * float(p_target[i - 1, block[i - 1]]) / float(q_draft[i - 1, block[i - 1]])))
+        for i in range(1, k):
+            m = float((w[i] * p_target[i] - q_draft[i]).clamp_min(0).sum())
+            h.append(m / (m + 1.0 - w[i]) if m + 1.0 - w[i] > 0 else 1.0)
+        h.append(w[k])
+        tokens = torch.tensor(block)
+        for tau in range(k + 1):
+            keep = h[tau]
+            for i in range(tau + 1, k + 1):
+                keep *= 1.0 - h[i]
+            if keep <= 0.0:
+                continue
+            uniforms = torch.tensor([min(1.0, h[i] + eps) if i > tau else h[i] * (1 - eps) if i == tau else 0.5
+                                     for i in range(1, k + 1)], dtype=torch.float64)
+            result = verify_block(tokens, q_draft, p_target, gen, uniforms=uniforms)
+            if result.n_accepted != tau:
+                raise AssertionError(f"block {block}: draws that keep prefix {tau} (h = {[round(x, 6) for x in h]}) "
+                                     f"kept {result.n_accepted}")
+            dist = p_target[k] if tau == k else result.residual.double()
+            add_continued(tuple(block[:tau]), dist, q_block * keep)
+    return spec, target

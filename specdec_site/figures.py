@@ -33,9 +33,10 @@ CHART_LAYOUT = {"margin": {"t": 40, "r": 10, "b": 80, "l": 50}, "height": 340, "
 
 
 def chain_runs(traces: dict) -> list:
-    """The traces' chain runs: a token-tree run (its drafter "tree", its steps listing parents) is drawn by the Step
+    """The traces' chain runs under the token rule: a token-tree run (its drafter "tree", its steps listing parents)
+    and a block-verification run (its trace's verify "block": another rule, which keeps more) are drawn by the Step
     Visualizer, and left out of every statistic of chain steps."""
-    return [r for r in traces["runs"] if r["trace"].get("drafter") != "tree"]
+    return [r for r in traces["runs"] if r["trace"].get("drafter") != "tree" and r["trace"].get("verify", "token") == "token"]
 
 
 def layout(title: str, x: str, y: str, **extra) -> dict:
@@ -249,10 +250,14 @@ def fig_exactness(a) -> go.Figure:
     seqs = e["sequences"][:n]
     fig = go.Figure()
     fig.add_bar(x=seqs, y=e["exact"][:n], name="exact target distribution", marker={"color": PALETTE["target_only"]})
-    for rule, color in (("correct", PALETTE["accept"]), ("naive_residual", PALETTE["reject"])):
-        r = e["rules"][rule]
-        fig.add_scatter(x=seqs, y=r["empirical"][:n], mode="markers", name=f"{rule.replace('_', ' ')}: {r['samples']} samples",
-                        marker={"color": color, "size": 8, "symbol": "diamond" if rule == "correct" else "x"})
+    for rule, color, symbol in (("correct", PALETTE["accept"], "diamond"), ("block", PALETTE["p"], "circle-open"),
+                                ("naive_residual", PALETTE["reject"], "x")):
+        r = e["rules"].get(rule)
+        if r is None:
+            continue
+        label = {"correct": "token rule", "block": "block verification", "naive_residual": "naive residual"}[rule]
+        fig.add_scatter(x=seqs, y=r["empirical"][:n], mode="markers", name=f"{label}: {r['samples']} samples",
+                        marker={"color": color, "size": 8, "symbol": symbol})
     fig.update_layout(**layout(f"The {n} most likely 3-token sequences: exact vs sampled", "sequence (token ids)",
                                "probability", xaxis={"type": "category", "title": {"text": "sequence (token ids)"}}))
     return fig
@@ -474,6 +479,66 @@ def fig_tree_speedup(a) -> go.Figure:
                       "(median, 95% interval)", "speedup (× target-only)")
 
 
+BLOCK_COLORS = {"token": PALETTE["q"], "block": PALETTE["p"]}
+BLOCK_RATIOS = {"tokens_per_pass_ratio": ("tokens per pass, measured", PALETTE["p"]),
+                "expected_ratio": ("tokens per pass, expected on the same drafts", PALETTE["accept"]),
+                "speed_ratio": ("wall clock (token time / block time)", PALETTE["target_only"])}
+
+
+def _block_cats(b) -> list[tuple[str, str, dict]]:
+    """(label, domain, summary) per temperature and domain of the block stage, in the order run."""
+    return [(f"{d}, T = {t['temperature']:g}", d, t["domains"][d]["summary"]) for t in b["temperatures"]
+            for d in t["domains"]]
+
+
+def _hbar(fig, cats, values, name, color, fmt=".2f"):
+    ys, xs, lo, hi = [], [], [], []
+    for label, e in zip(cats, values):
+        ys.append(label)
+        xs.append(e["median"])
+        lo.append(e["median"] - e["ci95"][0])
+        hi.append(e["ci95"][1] - e["median"])
+    fig.add_bar(y=ys, x=xs, name=name, orientation="h", marker={"color": color},
+                error_x={"type": "data", "symmetric": False, "array": hi, "arrayminus": lo},
+                hovertemplate="%{y}: %{x:" + fmt + "}<extra>" + name + "</extra>")
+
+
+def fig_block_tokens_per_pass(a) -> go.Figure:
+    """Tokens per target pass of the token rule and of block verification, per set and temperature, the same
+    drafts' runs interleaved (median over the prompts, 95% interval)."""
+    b = a["block"]
+    cats = _block_cats(b)
+    labels = [c[0] for c in cats]
+    fig = go.Figure()
+    for rule, name in (("block", "block verification"), ("token", "token rule (Algorithm 1)")):
+        _hbar(fig, labels, [c[2][rule]["tokens_per_target_pass"] for c in cats], name, BLOCK_COLORS[rule])
+    fig.update_layout(**layout(f"Tokens per target pass, fixed k = {b['k']}, {b['new_tokens']} tokens per prompt "
+                               "(median, 95% interval)", "tokens per target pass", "", barmode="group",
+                               height=160 + 70 * len(cats), bargap=0.2, legend={"traceorder": "reversed"},
+                               xaxis={"rangemode": "tozero"},
+                               yaxis={"type": "category", "categoryorder": "array", "categoryarray": labels[::-1],
+                                      "title": {"text": ""}}))
+    return fig
+
+
+def fig_block_ratio(a) -> go.Figure:
+    """Block verification / the token rule per prompt, then the median with its 95% interval: tokens per pass as
+    measured, tokens per pass expected on the same drafts (no accept-draw noise), and wall clock."""
+    b = a["block"]
+    cats = _block_cats(b)
+    labels = [c[0] for c in cats]
+    fig = go.Figure()
+    for key, (name, color) in reversed(BLOCK_RATIOS.items()):
+        _hbar(fig, labels, [c[2][key] for c in cats], name, color, ".3f")
+    fig.add_vline(x=1, line={"color": "gray", "width": 1})
+    fig.update_layout(**layout("Block verification ÷ token rule, per prompt (median, 95% interval)",
+                               "ratio (> 1: block verification ahead)", "", barmode="group",
+                               height=160 + 90 * len(cats), bargap=0.2, legend={"traceorder": "reversed"},
+                               yaxis={"type": "category", "categoryorder": "array", "categoryarray": labels[::-1],
+                                      "title": {"text": ""}}))
+    return fig
+
+
 # The table of figures: marker name -> builder. A page's [[fig:NAME]] must name one of these.
 FIGURES = {
     "speedup_vs_k": fig_speedup_vs_k,
@@ -494,4 +559,6 @@ FIGURES = {
     "tree_draft_passes": fig_tree_draft_passes,
     "tree_tokens_per_pass": fig_tree_tokens_per_pass,
     "tree_speedup": fig_tree_speedup,
+    "block_tokens_per_pass": fig_block_tokens_per_pass,
+    "block_ratio": fig_block_ratio,
 }

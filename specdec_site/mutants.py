@@ -71,6 +71,13 @@ MUTANTS = (
            "p_target = probs_from_logits(target_lm.logits(seq[:, : n + k_step], k_step + 1, proposal.parents), config)",
            "p_target = unwarped_leaves(target_lm.logits(seq[:, : n + k_step], k_step + 1, proposal.parents), config,\n"
            "                                   proposal.parents)"),
+    # Block verification (verify.verify_block, block_terms): the two errors the issue names.
+    Mutant("block_token_residual", "block verification resamples from the token rule's residual norm(max(0, p - q)) "
+           "after it keeps a prefix shorter than k", "verify", "verify_block",
+           "residual = residual_distribution(weights[n_accepted] * p_target[n_accepted], q_draft[n_accepted])",
+           "residual = residual_distribution(p_target[n_accepted], q_draft[n_accepted])"),
+    Mutant("block_product_uncapped", "block verification's running product of p/q not capped at 1", "verify",
+           "block_terms", "weights.append(w.clamp(max=1.0) if cap else w)", "weights.append(w)"),
     Mutant("tree_residual_keeps_tried", "sampled children: q keeps the children already tried (the residual and the "
            "next test use q with them)", "verify", "verify_tree_sampled", "q_row[x] = 0.0", "pass  # q keeps x"),
 )
@@ -314,6 +321,43 @@ def check_tree_sampled_sequences(n_runs: int = 2000, alpha: float = 1e-3) -> str
     return None
 
 
+def check_block_enumeration() -> str | None:
+    """Exact, no model: block verification on random small context tables (3-4 ids, k = 2-3), every draft block and
+    every prefix the rule can keep replayed through verify_block (specdec_site.exact.block_sequence_distribution):
+    the first k + 1 tokens are distributed as the target's."""
+    from .exact import block_sequence_distribution, random_context_tables
+
+    for trial in range(24):
+        V, k = 3 + trial % 2, 2 + trial % 3 // 2
+        p_of, q_of = random_context_tables(V, k, seed=100 + trial)
+        try:
+            got, want = block_sequence_distribution(p_of, q_of, V, k)
+        except AssertionError as err:
+            return f"case {trial}: {err}"
+        worst = max(abs(got[s] - want[s]) for s in want)
+        if worst > 1e-9:
+            return f"case {trial} (V = {V}, k = {k}): a sequence's probability is off the target's by {worst:.3g}"
+    return None
+
+
+def check_block_greedy_equality() -> str | None:
+    """Token for token: greedy decoding under block verification equals greedy decoding of the target (tiny models,
+    k = 1, 3, 6), with the caches checked after every step."""
+    from specdec import decoding
+
+    target, draft = _tiny_pair(12)
+    for seed in range(4):
+        prompt = torch.randint(12, (3,), generator=torch.Generator().manual_seed(seed))
+        reference = decoding.autoregressive_generate(target, prompt, max_new_tokens=16, temperature=0.0,
+                                                     generator=torch.Generator())
+        for k in (1, 3, 6):
+            out = decoding.speculative_generate(target, draft, prompt, max_new_tokens=16, k=k, temperature=0.0,
+                                                generator=torch.Generator(), check_cache_invariant=True, verify="block")
+            if out.tolist() != reference.tolist():
+                return f"prompt {prompt.tolist()}, k = {k}: {out.tolist()} != target greedy {reference.tolist()}"
+    return None
+
+
 CHECKS: dict[str, Callable[[], str | None]] = {
     "enumeration": check_enumeration,
     "acceptance_statistics": check_acceptance_statistics,
@@ -322,6 +366,8 @@ CHECKS: dict[str, Callable[[], str | None]] = {
     "tree_enumeration": check_tree_enumeration,
     "tree_greedy_equality": check_tree_greedy_equality,
     "tree_sampled_sequences": check_tree_sampled_sequences,
+    "block_enumeration": check_block_enumeration,
+    "block_greedy_equality": check_block_greedy_equality,
 }
 SAMPLED = ("sampled_sequences", "tree_sampled_sequences")  # the checks whose size is the build's sampled runs
 

@@ -199,7 +199,24 @@ def playground_data(artifacts: dict, values: dict) -> dict:
                       "steps": out})
     if not races:
         raise ValueError("no greedy trace with a recorded target-only time: rebuild the traces stage")
-    return {"rule": {"presets": presets}, "speedup": speedup, "race": {"runs": races}, "palette": PALETTE}
+    return {"rule": {"presets": presets}, "block": block_presets(artifacts), "speedup": speedup,
+            "race": {"runs": races}, "palette": PALETTE}
+
+
+def block_presets(artifacts: dict) -> dict:
+    """The Playground's block-verification panel: two-token blocks (k = 2, the same p and q at both positions), on
+    Sun et al.'s example and the math page's counterexample, as the exactness stage enumerated them."""
+    example = artifacts["exactness"]["block_example"]
+    counterexample = artifacts["exactness"]["counterexample"]
+    return {"k": example["k"], "presets": [
+        {"name": "Sun et al.'s example", "labels": list(example["ids"]), "p": example["p"], "q": example["q"],
+         "hint": "Try this: the draft prefers B, the target A. Switch the rule and read the row B A: the token "
+                 "rule keeps a drafted B with probability 1/2 and stops there; block verification keeps B A whole "
+                 "every time, because the A after it, which p favours, pays for the B."},
+        {"name": "the counterexample (math page, eq. 9)", "labels": ["0", "1", "2"], "p": counterexample["p"],
+         "q": counterexample["q"], "hint": "Try this: three tokens, each position drawn alike; block verification "
+                                          "is never behind the token rule, in total."},
+    ]}
 
 
 HOVER_DIGITS = ".3g"  # three significant digits in every hover: 1.86×, 0.914, not 1.8612345

@@ -62,6 +62,9 @@ def parse_args(argv, prog: str) -> argparse.Namespace:
     parser.add_argument("--temperature", type=float, default=0.0, help="0 (default) is greedy")
     parser.add_argument("--top-k", type=int, default=None, help="keep the k most likely tokens (both models)")
     parser.add_argument("--top-p", type=float, default=None, help="nucleus sampling mass in (0, 1] (both models)")
+    parser.add_argument("--verify", default="token", choices=("token", "block"),
+                        help="a chain's verification rule: token (Algorithm 1, default) or block (block verification, "
+                             "Sun et al. 2025; the same tokens at temperature 0)")
     parser.add_argument("--max-new-tokens", type=int, default=48, help=f"1..{MAX_NEW_TOKENS} (default 48)")
     tree = parser.add_mutually_exclusive_group()
     tree.add_argument("--tree", metavar="WxD",
@@ -120,6 +123,8 @@ def argument_problem(args) -> str | None:
     problem = tree_problem(args)
     if problem:
         return problem
+    if args.verify != "token" and (args.tree is not None or args.tree_paths is not None):
+        return f"--verify {args.verify} verifies a chain; a token tree has its own rule: leave out --verify"
     if not 1 <= args.max_new_tokens <= MAX_NEW_TOKENS:
         return f"--max-new-tokens must be in [1, {MAX_NEW_TOKENS}], got {args.max_new_tokens}"
     if not 0 <= args.seed <= MAX_SEED:
@@ -239,9 +244,9 @@ def main(argv, prog: str) -> int:
         with tqdm(total=args.max_new_tokens, desc="trace", unit="tok") as bar:
             policy = with_progress(make_policy(args.policy, k), bar)
             run = record_run(ctx, args.domain, prompt, mode, sampling, policy, k, args.max_new_tokens,
-                             drafter=drafter, compare_greedy=not args.no_compare)
+                             drafter=drafter, compare_greedy=not args.no_compare, verify=args.verify)
         config = {"prompt": prompt, "domain": args.domain, "mode": mode, "sampling": sampling, "policy": args.policy,
-                  "drafter": args.drafter, "k": k, "tree": args.tree, "tree_paths": args.tree_paths,
+                  "drafter": args.drafter, "k": k, "verify": args.verify, "tree": args.tree, "tree_paths": args.tree_paths,
                   "tree_nodes": args.tree_nodes, "max_new_tokens": args.max_new_tokens,
                   "target": args.target, "draft": args.draft, "device": ctx.device.type,
                   "dtype": str(ctx.dtype), "int8": ctx.int8, "packed": ctx.packed, "seed": args.seed}

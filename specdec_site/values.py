@@ -860,7 +860,8 @@ VALUES: dict[str, Callable] = {
     "greedy_runs_diverged": _greedy_runs_diverged,
     "trace_k": _fixed_trace_k,
     "trace_runs": lambda a: len(a["traces"]["runs"]),
-    "trace_tree_runs": lambda a: len(a["traces"]["runs"]) - len(chain_runs(a["traces"])),
+    "trace_tree_runs": lambda a: sum(r["trace"].get("drafter") == "tree" for r in a["traces"]["runs"]),
+    "trace_block_runs": lambda a: sum(r["trace"].get("verify") == "block" for r in a["traces"]["runs"]),
     "trace_tree_nodes": lambda a: next(r["trace"]["steps"][0]["k"] for r in a["traces"]["runs"]
                                        if r["trace"].get("drafter") == "tree"),
     # exactness
@@ -886,6 +887,8 @@ VALUES: dict[str, Callable] = {
     "mut_tree_positions_by_index": _mutant("tree_positions_by_index"),
     "mut_tree_leaf_bonus_unwarped": _mutant("tree_leaf_bonus_unwarped"),
     "mut_tree_residual_keeps_tried": _mutant("tree_residual_keeps_tried"),
+    "mut_block_token_residual": _mutant("block_token_residual"),
+    "mut_block_product_uncapped": _mutant("block_product_uncapped"),
     "mut_checks": lambda a: NUMBER_WORDS.get(len(a["exactness"]["mutants"][0]["failures"]),
                                              str(len(a["exactness"]["mutants"][0]["failures"]))),
     "mut_biased_acceptance_what": lambda a: _mutant_what(a, "biased_acceptance"),
@@ -1235,6 +1238,86 @@ class _Artifacts(dict):
 NOT_RUN = "— (not run in this build)"  # a value of a variant that the artifacts' run did not make
 
 VALUES.update(TREE_VALUES)
+
+
+# ---------------------------------------------------------------- block verification (the block stage, the exactness stage)
+
+
+def _block_summary(temperature: float, domain: str) -> Callable:
+    def get(a):
+        for t in a["block"]["temperatures"]:
+            if t["temperature"] == temperature:
+                return t["domains"][domain]["summary"]
+        raise KeyError(f"block stage at T = {temperature}")
+    return get
+
+
+def _block_median(temperature: float, domain: str, *keys: str) -> Callable:
+    def get(a):
+        e = _block_summary(temperature, domain)(a)
+        for key in keys:
+            e = e[key]
+        return fmt(e["median"], 3 if keys[-1].endswith("ratio") else 2)
+    return get
+
+
+def _block_ci(temperature: float, domain: str, key: str) -> Callable:
+    return lambda a: (lambda e: f"{e['ci95'][0]:.3f}–{e['ci95'][1]:.3f}")(_block_summary(temperature, domain)(a)[key])
+
+
+def _block_ahead(a) -> str:
+    """Whether block verification's measured tokens per pass is at least the token rule's, median over the prompts,
+    on every set at T = 0.7 (issue 46's bar), and on how many."""
+    t = next(t for t in a["block"]["temperatures"] if t["temperature"] == 0.7)
+    ahead = [d for d, v in t["domains"].items()
+             if v["summary"]["block"]["tokens_per_target_pass"]["median"]
+             >= v["summary"]["token"]["tokens_per_target_pass"]["median"]]
+    return (f"on every set ({len(ahead)} of {len(t['domains'])})" if len(ahead) == len(t["domains"])
+            else f"on {len(ahead)} of {len(t['domains'])} sets ({', '.join(ahead) or 'none'})")
+
+
+def _block_example(key: str) -> Callable:
+    """A total of the worked example as a fraction over 9, the paper's way of writing it."""
+    return lambda a: f"{round(a['exactness']['block_example'][key] * 9)}/9"
+
+
+# Every value the block-verification sections quote (The Math, the Benchmark, Exactness), spelled out: per
+# temperature and set, block / token (tokens per pass measured, expected on the same drafts, wall clock) with the
+# interval, and each rule's median tokens per pass.
+BLOCK_VALUES: dict[str, Callable] = {
+    "built_block": lambda a: a["block"]["metadata"]["date"][:16].replace("T", " ") + " UTC",
+    "code_block": _stage_code("block"),
+    "minutes_block": lambda a: fmt(a["block"]["metadata"]["seconds"] / 60, 1),
+    "command_block": lambda a: a["block"]["metadata"]["command"],
+    "block_k": lambda a: a["block"]["k"],
+    "block_new_tokens": lambda a: a["block"]["new_tokens"],
+    "block_runs": lambda a: "; ".join(f"T = {t['temperature']:g}: " + ", ".join(
+        f"{len(d['prompts'])} {name}" for name, d in t["domains"].items()) for t in a["block"]["temperatures"]),
+    "block_ahead": _block_ahead,
+    "block_example_token": _block_example("token"),
+    "block_example_block": _block_example("block"),
+    "block_example_ideal": _block_example("ideal"),
+    "exact_block_p": lambda a: fmt_p(a["exactness"]["rules"]["block"]["p_value"], 3),
+    "exact_block_tv": lambda a: fmt(a["exactness"]["rules"]["block"]["tv_distance"], 4),
+    "exact_block_samples": lambda a: f"{a['exactness']['rules']['block']['samples']:,}",
+}
+def _block_example_row(block: str, rule: str) -> Callable:
+    """Expected accepted drafts of one block of the worked example under a rule ("token" or "block_rule")."""
+    return lambda a: fmt(next(b for b in a["exactness"]["block_example"]["blocks"] if b["block"] == block)[rule])
+
+
+for _b in ("AA", "AB", "BA", "BB"):
+    BLOCK_VALUES[f"block_example_{_b}_token"] = _block_example_row(_b, "token")
+    BLOCK_VALUES[f"block_example_{_b}_block"] = _block_example_row(_b, "block_rule")
+for _t, _tag in ((0.7, "07"), (1.0, "10")):
+    for _d in ("code", "prose", "dialogue"):
+        for _key, _short in (("tokens_per_pass_ratio", "tpp"), ("expected_ratio", "expected"),
+                             ("speed_ratio", "speed")):
+            BLOCK_VALUES[f"block_{_tag}_{_d}_{_short}"] = _block_median(_t, _d, _key)
+            BLOCK_VALUES[f"block_{_tag}_{_d}_{_short}_ci"] = _block_ci(_t, _d, _key)
+        for _rule in ("token", "block"):
+            BLOCK_VALUES[f"block_{_tag}_{_d}_{_rule}_tpp"] = _block_median(_t, _d, _rule, "tokens_per_target_pass")
+VALUES.update(BLOCK_VALUES)
 
 
 def compute_values(artifacts: dict, design: dict) -> dict:

@@ -252,7 +252,7 @@ def test_committed_artifacts_were_built_by_the_committed_code():
             f"{path.relative_to(ROOT)} was built by other code ({field} {meta[field][:12]}, the repository's is "
             f"{now[:12]}): rebuild with `python scripts/build_data.py --device cpu` (the changed stages rerun)")
         checked += 1
-    assert checked == len(STAGES) == 5
+    assert checked == len(STAGES) == 6
 
 
 def _artifact(tmp_path, meta: dict) -> Path:
@@ -332,11 +332,13 @@ def _hash_under(tree: Path, paths) -> str:
     ("specdec_site/sweep.py", {"policies"}),
     ("specdec_site/hf.py", {"policies"}),
     ("specdec_site/traces_stage.py", {"traces"}),
-    ("specdec/models.py", {"traces", "policies", "trees", "notebook"}),  # loading the pair: not the exactness stage's tiny models
-    ("specdec/verify.py", {"traces", "policies", "trees", "exactness", "notebook"}),  # the rule: every stage
+    ("specdec/models.py", {"traces", "policies", "trees", "block", "notebook"}),  # loading the pair: not the exactness stage's tiny models
+    ("specdec/verify.py", {"traces", "policies", "trees", "block", "exactness", "notebook"}),  # the rule: every stage
     ("specdec/tree.py", {"traces", "trees", "exactness", "notebook"}),  # the tree drafter: the stages that draft trees
     ("specdec_site/trees_stage.py", {"trees"}),
     ("specdec_site/cost_curve.py", {"trees"}),
+    ("specdec_site/block_stage.py", {"block"}),
+    ("specdec_site/summary.py", {"trees", "block"}),  # the medians and intervals the benchmark stages share
     ("notebooks/walkthrough.ipynb", {"notebook"}),
     ("specdec_site/cli.py", set()),  # the command line decides what runs, not what a stage computes
     ("specdec_site/figures.py", set()),  # the figure half re-reads the artifacts
@@ -351,7 +353,7 @@ def test_stage_code_follows_imports_through_the_library_and_the_build_package():
     from specdec_site.freshness import NOT_CODE, code_hash, data_code, imported_files, stage_files
 
     files = {name: {str(p.relative_to(ROOT)) for p in stage_files(name)}
-             for name in ("traces", "policies", "trees", "exactness")}
+             for name in ("traces", "policies", "trees", "block", "exactness")}
     assert {"specdec/verify.py", "specdec/cache.py", "specdec/drafters.py", "specdec_site/context.py",
             "specdec/models.py", "specdec_site/prompts.py"} <= files["traces"]
     assert {"specdec_site/policies_stage.py", "specdec_site/sweep.py", "specdec_site/hf.py",
@@ -645,6 +647,9 @@ TRACE_REFUSALS = [
     (["--prompt", "x", "--out", "{tmp}/t.json", "--tree-paths", "0;0,1,2"], "lacks the parent of (0, 1, 2)"),
     (["--prompt", "x", "--out", "{tmp}/t.json", "--tree-paths", "0;a"], "ranks as integers"),
     (["--prompt", "x", "--out", "{tmp}/t.json", "--tree", "2x2", "--tree-paths", "0"], "not allowed with argument"),
+    # block verification (issue 46)
+    (["--prompt", "x", "--out", "{tmp}/t.json", "--verify", "blocks"], "invalid choice: 'blocks'"),
+    (["--prompt", "x", "--out", "{tmp}/t.json", "--tree", "2x2", "--verify", "block"], "a token tree has its own rule"),
 ]
 
 

@@ -42,6 +42,10 @@ EXPECTED = {
     "tree_positions_by_index": {"tree_greedy_equality"},
     "tree_leaf_bonus_unwarped": {"tree_greedy_equality"},  # at T = 0 its plain softmax is no one-hot: greedy drifts
     "tree_residual_keeps_tried": {"tree_enumeration"},
+    # block verification's: the enumeration replays verify_block on every block and kept prefix (the sampled
+    # check does not see the token rule's residual at the fast tier's size)
+    "block_token_residual": {"block_enumeration"},
+    "block_product_uncapped": {"block_enumeration"},
 }
 
 

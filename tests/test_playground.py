@@ -15,7 +15,7 @@ import pytest
 import torch
 from browser import ROOT, SHOTS, needs_chromium, open_page
 
-from specdec import verify_draft
+from specdec import verify_block, verify_draft
 from specdec_site.exact import first_token_distribution
 from specdec_site.mutants import naive_rule
 
@@ -368,3 +368,60 @@ def test_the_guided_exercises_show_what_the_page_says(playground):
     assert lanes[0] == lanes[1]
     clocks = [float(page.inner_text(f"#pg-clock-{lane}").split()[0]) for lane in ("target", "spec")]
     assert clocks[1] < clocks[0], clocks
+
+
+# ---------------------------------------------------------------- block verification (Sun et al. 2025)
+
+
+def test_js_block_rule_emits_the_same_tokens_as_verify_block(playground):
+    """The page's verifyBlock against the library's, draw for draw: the kept prefix, w_i and h_i, the residual."""
+    page, _ = playground
+    cases = random_cases(150, seed=5)
+    payload = [{"p": p.tolist(), "q": q.tolist(), "drafts": d.tolist(), "u": u.tolist(), "uExtra": ux}
+               for p, q, d, u, ux in cases]
+    js = page.evaluate("""cases => cases.map(c => window.specdecPlayground.verifyBlock(
+        c.p, c.q, c.drafts, c.u, c.uExtra))""", payload)
+    for (p, q, drafts, uniforms, u_extra), got in zip(cases, js):
+        result = verify_block(drafts, q, p, torch.Generator(), uniforms=uniforms)
+        n = result.n_accepted
+        source = result.residual if result.residual is not None else p[n]
+        assert got["n_accepted"] == n and got["tokens"] == drafts[:n].tolist() + [inverse_cdf(source, u_extra)]
+        assert got["weights"][1:] == pytest.approx(result.block_weights.tolist(), abs=1e-12)
+        assert got["stop_probs"][1:] == pytest.approx(result.stop_probs.tolist(), abs=1e-12)
+        if result.residual is not None:
+            assert got["residual"] == pytest.approx(result.residual.tolist(), abs=1e-12)
+
+
+def test_the_block_panel_toggles_the_rule_and_samples_it(playground):
+    """Sun et al.'s example: 10/9, 11/9 and 12/9 expected accepted drafts, computed by the page as by the library
+    (exactness_stage.block_example); the rule switch changes the table's columns; sampling either rule gives the
+    target's distribution and its own expected count."""
+    from specdec_site.exactness_stage import block_example
+
+    page, _ = playground
+    example = block_example()
+    page.select_option("#pg-block-preset", "0")
+    for key in ("token", "block", "ideal"):
+        assert float(page.get_attribute("#pg-block-summary", f"data-{key}")) == pytest.approx(example[key], abs=1e-12)
+    page.select_option("#pg-block-rule", "token")
+    assert "min(1, p/q) at 1" in page.inner_text("#pg-block-table th >> nth=2")
+    page.select_option("#pg-block-rule", "block")
+    assert page.inner_text("#pg-block-table th >> nth=2") == "w1 / h1"
+    rows = page.locator("#pg-block-table tr")
+    assert rows.count() == 1 + len(example["blocks"])
+    page.fill("#pg-block-n", "100000")
+    for rule in ("block", "token"):
+        page.select_option("#pg-block-rule", rule)
+        assert page.inner_text("#pg-block-result") == ""  # a result leaves when the rule changes
+        page.click("#pg-block-sample")
+        pvalue = float(page.get_attribute("#pg-block-result", "data-pvalue"))
+        accepted = float(page.get_attribute("#pg-block-result", "data-accepted"))
+        assert pvalue > 1e-3, page.inner_text("#pg-block-result")
+        # 100,000 steps: the mean of a count in [0, 2] within 0.02 of its expectation (about 8 standard errors)
+        assert accepted == pytest.approx(example["block" if rule == "block" else "token"], abs=0.02)
+    page.fill("#pg-block-n", "12")
+    page.click("#pg-block-sample")
+    assert page.inner_text("#pg-block-result").startswith("N must be a whole number")
+    page.select_option("#pg-block-preset", "1")
+    token, block = (float(page.get_attribute("#pg-block-summary", f"data-{k}")) for k in ("token", "block"))
+    assert block >= token - 1e-12

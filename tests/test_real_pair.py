@@ -88,6 +88,18 @@ def test_greedy_speculative_equals_greedy_target(pair, greedy_reference, name, k
     assert trace.n_emitted == NEW_TOKENS
 
 
+@pytest.mark.parametrize("name", K_GRID_PROMPTS)
+def test_greedy_block_verification_equals_greedy_target(pair, greedy_reference, name):
+    """Block verification (Sun et al. 2025) at temperature 0 is the token rule: every h_i is 0 or 1 and the
+    residual a one-hot of the target's argmax, so the output is the target's greedy text token for token."""
+    target, draft = pair
+    ids = encode(target.tokenizer, name)
+    out, trace = speculative_generate(target.model, draft.model, ids, max_new_tokens=NEW_TOKENS, k=4, temperature=0,
+                                      generator=gen(), record=True, check_cache_invariant=True, verify="block")
+    assert out.tolist() == greedy_reference[name], (name, target.tokenizer.decode(out))
+    assert trace.verify == "block" and all(set(s.stop_probs) <= {0.0, 1.0} for s in trace.steps if s.k)
+
+
 @pytest.mark.parametrize("policy", POLICIES)
 @pytest.mark.parametrize("drafter", ["int8", "ngram", "hybrid"])
 def test_greedy_equality_for_every_policy_and_drafter(pair, greedy_reference, policy, drafter):

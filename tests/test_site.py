@@ -578,7 +578,32 @@ HOSTILE_FILES = {
     "a tree step with a draw too few": (lambda d: _tree_step(d)["uniforms"].pop(), "one draw per node"),
     "a tree's resampled token that is a missed child": (lambda d: _missed_child(_tree_step(d, rejected=True)),
                                                         "is one of the children the draw missed"),
+    # block verification's steps (the committed traces' block runs), checked by its own terms
+    "a block weight that is not the capped product of p/q": (
+        lambda d: _block_step(d)["block_weights"].__setitem__(0, 0.5 if _block_step(d)["block_weights"][0] < 0.4
+                                                               else 0.01), "not the capped product of p/q"),
+    "a block step that keeps a shorter prefix than its draws": (
+        lambda d: _block_step(d, longer=True)["uniforms"].__setitem__(-1, 0.0), "but its draw is below h"),
+    "an unknown verification rule": (lambda d: (_block_step(d), _set(_block_run(d)["trace"], verify="blocky")),
+                                     "trace.verify must be"),
 }
+
+
+def _block_run(doc):
+    """The file's first block-verification run, the committed traces' block runs added if it has none."""
+    if not any(run["trace"].get("verify") == "block" for run in doc["runs"]):
+        committed = json.loads((ROOT / "docs" / "data" / "cpu" / "traces.json").read_text())["runs"]
+        doc["runs"] += [run for run in committed if run["trace"].get("verify") == "block"]
+    return next(run for run in doc["runs"] if run["trace"].get("verify") == "block")
+
+
+def _block_step(doc, longer=False):
+    """The first step of the file's first block run with drafts (with longer: one that kept fewer than k and whose
+    last prefix has h above 0.01, so that a draw of 0 there claims a longer prefix)."""
+    for s in _block_run(doc)["trace"]["steps"]:
+        if s["k"] and (not longer or (s["n_accepted"] < s["k"] and s["stop_probs"][-1] > 0.01)):
+            return s
+    raise AssertionError("no such block step in the committed traces")
 
 
 def _tree_step(doc, rejected=False):
@@ -774,6 +799,42 @@ def test_a_token_tree_step_is_drawn_as_a_tree(site, browser):
         title = page.evaluate("() => document.getElementById('sv-chart-pq').layout.title.text")
         assert title.startswith("p at node") or title.startswith("p after the prefix"), title
     assert log["errors"] == []
+    page.close()
+
+
+def test_a_block_verification_step_shows_both_rules(site, browser):
+    """The committed block-verification traces (sampled, the real pair): the table compares each prefix's draw with
+    h_i, and the side table puts h_i beside the token rule's chance of keeping the prefix, with what either rule
+    keeps with the step's own draws; a token-rule run's sampled step shows the same comparison the other way."""
+    runs = json.loads((ROOT / "docs" / "data" / "cpu" / "traces.json").read_text())["runs"]
+    block_runs = [r for r in runs if r["trace"].get("verify") == "block"]
+    assert block_runs and all(r["mode"] == "sampled" for r in block_runs)
+    page, log = open_page(browser, site + "visualizer/")
+    page.wait_for_selector("#sv-chart-pq .main-svg")
+    for run in block_runs:
+        page.select_option("#sv-prompt", run["prompt"]["id"] + "|" + run["policy"] + "|chain|block")
+        page.select_option("#sv-mode", "sampled")
+        steps = run["trace"]["steps"]
+        i = next(i for i, s in enumerate(steps) if 0 < s["n_accepted"] < s["k"] or s["k"] > 1)
+        page.locator(f".sv-step[data-step='{i}'] .sv-tok").first.click()
+        step = steps[i]
+        page.wait_for_selector(".sv-block-table")
+        head = page.inner_text(".sv-detail .sv-table >> nth=0")
+        assert "h (keep prefix)" in head and "draw \u03b7" in head, head
+        assert page.locator(".sv-block-table tr").count() == step["k"] + 1
+        token = next((j for j in range(step["k"]) if not step["uniforms"][j] < step["accept_probs"][j]), step["k"])
+        note = page.inner_text(".sv-block-note")
+        assert f"the token rule keeps {token} and block verification keeps {step['n_accepted']} of {step['k']}" in note
+        title = page.evaluate("() => document.getElementById('sv-chart-accept').layout.title.text")
+        assert "block verification" in title, title
+    chain = next(r for r in runs if r["mode"] == "sampled" and r["trace"].get("drafter") != "tree"
+                 and r["trace"].get("verify", "token") == "token" and r["policy"] == "fixed")
+    page.select_option("#sv-prompt", chain["prompt"]["id"] + "|fixed|chain")
+    page.select_option("#sv-mode", "sampled")
+    i = next(i for i, s in enumerate(chain["trace"]["steps"]) if s["k"])
+    page.locator(f".sv-step[data-step='{i}'] .sv-tok").first.click()
+    assert "this run used the token rule" in page.inner_text(".sv-block-note")
+    assert log["errors"] == [], log["errors"]
     page.close()
 
 

@@ -62,6 +62,108 @@
     }
     return { n_accepted: n, tokens: drafts.slice(0, n).concat([extra]), accept_probs: acceptProbs, residual: res };
   }
+  // Block verification (Sun et al. 2025; specdec/verify.py block_terms and verify_block, steps numbered alike):
+  // 2. w_i = min(1, w_(i-1) p(x_i)/q(x_i)), w_0 = 1; h_i = m_i / (m_i + 1 - w_i) with m_i = sum max(0, w_i p - q)
+  // after prefix i, h_k = w_k (1 where the denominator is 0: never reached in exact arithmetic).
+  function blockTerms(pRows, qRows, drafts) {
+    const k = drafts.length, w = [1], h = [1];
+    for (let i = 1; i <= k; i++) w.push(Math.min(1, w[i - 1] * pRows[i - 1][drafts[i - 1]] / qRows[i - 1][drafts[i - 1]]));
+    for (let i = 1; i < k; i++) {
+      const m = pRows[i].reduce(function (a, pi, y) { return a + Math.max(0, w[i] * pi - qRows[i][y]); }, 0);
+      h.push(m + 1 - w[i] > 0 ? m / (m + 1 - w[i]) : 1);
+    }
+    h.push(w[k]);
+    return { weights: w, stopProbs: h };
+  }
+  // 3-5. eta_i per prefix; tau = the longest prefix with eta_tau < h_tau (0 if none); the extra token from
+  // norm(max(0, w_tau p - q)) at tau < k, else the bonus from p after the last draft.
+  function verifyBlock(pRows, qRows, drafts, uniforms, uExtra) {
+    const k = drafts.length, t = blockTerms(pRows, qRows, drafts);
+    let tau = 0;
+    for (let i = k; i >= 1; i--) if (uniforms[i - 1] < t.stopProbs[i]) { tau = i; break; }
+    let extra, res = null;
+    if (tau < k) {
+      res = normalize(pRows[tau].map(function (pi, y) { return Math.max(0, t.weights[tau] * pi - qRows[tau][y]); })) || pRows[tau].slice();
+      extra = drawIndex(res, uExtra);
+    } else {
+      extra = drawIndex(pRows[k], uExtra);
+    }
+    return { n_accepted: tau, tokens: drafts.slice(0, tau).concat([extra]), weights: t.weights, stop_probs: t.stopProbs, residual: res };
+  }
+  // Expected accepted drafts given the drafts: the token rule's sum_i prod_(j <= i) a_j; block verification's
+  // sum_i i h_i prod_(j > i) (1 - h_j) (specdec/theory.py)
+  function expectedToken(acceptProbs) {
+    let total = 0, survive = 1;
+    acceptProbs.forEach(function (a) { survive *= a; total += survive; });
+    return total;
+  }
+  function expectedBlock(stopProbs) {
+    let total = 0, noneLonger = 1;
+    for (let i = stopProbs.length - 1; i >= 1; i--) { total += i * stopProbs[i] * noneLonger; noneLonger *= 1 - stopProbs[i]; }
+    return total;
+  }
+  // Every block of k i.i.d. draft tokens (p and q the same at each position): its q, the token rule's and block
+  // verification's per-prefix numbers and expected accepted drafts; and an ideal verifier's total, the sum over
+  // prefix lengths of the overlap sum_x min(p(x_1..x_i), q(x_1..x_i)) of the two joint distributions.
+  function blockTable(p, q, k) {
+    const V = p.length, rows = [], pRows = [], qRows = [];
+    for (let i = 0; i <= k; i++) pRows.push(p);
+    for (let i = 0; i < k; i++) qRows.push(q);
+    let token = 0, block = 0, ideal = 0;
+    const total = Math.pow(V, k);
+    for (let b = 0; b < total; b++) {
+      const drafts = [];
+      for (let i = 0, r = b; i < k; i++, r = Math.floor(r / V)) drafts.unshift(r % V);
+      const qb = drafts.reduce(function (a, x) { return a * q[x]; }, 1);
+      if (qb <= 0) continue;
+      const a = drafts.map(function (x) { return acceptProb(p[x], q[x]); });
+      const t = blockTerms(pRows, qRows, drafts);
+      const row = { drafts: drafts, q: qb, accept: a, weights: t.weights.slice(1), stop: t.stopProbs.slice(1),
+        token: expectedToken(a), block: expectedBlock(t.stopProbs) };
+      token += qb * row.token;
+      block += qb * row.block;
+      rows.push(row);
+    }
+    for (let i = 1; i <= k; i++) {
+      const n = Math.pow(V, i);
+      for (let b = 0; b < n; b++) {
+        let pp = 1, qq = 1;
+        for (let j = 0, r = b; j < i; j++, r = Math.floor(r / V)) { pp *= p[r % V]; qq *= q[r % V]; }
+        ideal += Math.min(pp, qq);
+      }
+    }
+    return { rows: rows, token: token, block: block, ideal: ideal };
+  }
+  // N steps of k i.i.d. drafts through one rule: the accepted drafts per step, and the first k + 1 tokens of each
+  // (the step's, then the target's own draws) as one index in [0, V^(k+1)) for a chi-square against p x ... x p
+  function sampleBlockSteps(p, q, k, n, seed, rule) {
+    const rand = mulberry32(seed), V = p.length, pRows = [], qRows = [];
+    for (let i = 0; i <= k; i++) pRows.push(p);
+    for (let i = 0; i < k; i++) qRows.push(q);
+    const counts = new Array(Math.pow(V, k + 1)).fill(0);
+    let accepted = 0;
+    for (let s = 0; s < n; s++) {
+      const drafts = [];
+      for (let i = 0; i < k; i++) drafts.push(drawIndex(q, rand()));
+      const uniforms = drafts.map(function () { return rand(); });
+      const out = rule === "block" ? verifyBlock(pRows, qRows, drafts, uniforms, rand())
+        : verify(pRows, qRows, drafts, uniforms, rand(), "correct");
+      accepted += out.n_accepted;
+      const seq = out.tokens.slice();
+      while (seq.length < k + 1) seq.push(drawIndex(p, rand()));
+      counts[seq.reduce(function (a, x) { return a * V + x; }, 0)]++;
+    }
+    return { counts: counts, accepted: accepted / n };
+  }
+  function productDistribution(p, length) {
+    let out = [1];
+    for (let i = 0; i < length; i++) {
+      const next = [];
+      out.forEach(function (a) { p.forEach(function (pi) { next.push(a * pi); }); });
+      out = next;
+    }
+    return out;
+  }
   // Exact distribution of the emitted token for k = 1: sum_x q(x) [a(x) delta_x + (1 - a(x)) r_x]
   function exactOutput(p, q, rule) {
     const out = p.map(function () { return 0; });
@@ -345,6 +447,98 @@
     this.result.dataset.pvalue = String(test.p);
   };
 
+  // ------------------------------------------------------------------ 1b. the token rule or block verification
+  function BlockPanel(root, data) {
+    const self = this;
+    this.root = root;
+    this.presets = data.block.presets;
+    this.k = data.block.k;
+    root.textContent = "";
+    const top = el("div", { class: "pg-row" });
+    const presetSel = el("select", { id: "pg-block-preset", "aria-label": "Preset" });
+    this.presets.forEach(function (pr, i) { presetSel.appendChild(el("option", { value: String(i) }, pr.name)); });
+    const ruleSel = el("select", { id: "pg-block-rule", "aria-label": "Verification rule" });
+    ruleSel.append(el("option", { value: "token" }, "token rule (Algorithm 1)"),
+      el("option", { value: "block" }, "block verification (Sun et al. 2025)"));
+    top.append(el("label", { for: "pg-block-preset" }, "Preset "), presetSel, el("label", { for: "pg-block-rule" }, " Rule "), ruleSel);
+    root.appendChild(top);
+    this.hint = el("p", { class: "pg-hint", id: "pg-block-hint" });
+    root.appendChild(this.hint);
+    this.summary = el("p", { class: "pg-result", id: "pg-block-summary", role: "status", "aria-live": "polite" });
+    root.appendChild(this.summary);
+    this.table = el("div", { class: "pg-table-wrap", id: "pg-block-table" });
+    root.appendChild(this.table);
+    const sample = el("div", { class: "pg-row" });
+    const nInput = el("input", { type: "number", id: "pg-block-n", min: "1000", max: "100000", step: "1000", value: "100000" });
+    const seedInput = el("input", { type: "number", id: "pg-block-seed", min: "0", step: "1", value: "1" });
+    const button = el("button", { type: "button", class: "md-button", id: "pg-block-sample" }, "Sample");
+    sample.append(el("label", { for: "pg-block-n" }, "N steps "), nInput, el("label", { for: "pg-block-seed" }, " seed "), seedInput, button);
+    root.appendChild(sample);
+    this.result = el("p", { class: "pg-result", id: "pg-block-result", role: "status", "aria-live": "polite" });
+    root.appendChild(this.result);
+    presetSel.addEventListener("change", function () { self.load(parseInt(presetSel.value, 10)); });
+    ruleSel.addEventListener("change", function () { self.result.textContent = ""; self.render(); });
+    button.addEventListener("click", function () { self.sample(); });
+    this.ruleSel = ruleSel;
+    this.nInput = nInput;
+    this.seedInput = seedInput;
+    this.load(0);
+  }
+  BlockPanel.prototype.load = function (i) {
+    const pr = this.presets[i];
+    this.labels = pr.labels;
+    this.p = normalize(pr.p);
+    this.q = normalize(pr.q);
+    this.hint.textContent = pr.hint;
+    this.result.textContent = "";
+    this.render();
+  };
+  BlockPanel.prototype.render = function () {
+    const self = this, rule = this.ruleSel.value, k = this.k;
+    const t = blockTable(this.p, this.q, k);
+    this.summary.textContent = "Expected accepted drafts per step (k = " + k + "): token rule " + f3(t.token) +
+      ", block verification " + f3(t.block) + ", an ideal verifier that knows the joint probabilities " + f3(t.ideal) +
+      ". Showing the " + (rule === "block" ? "block verification" : "token rule") + "'s numbers per draft block.";
+    this.summary.dataset.token = String(t.token);
+    this.summary.dataset.block = String(t.block);
+    this.summary.dataset.ideal = String(t.ideal);
+    const table = el("table", { class: "pg-table" });
+    const head = el("tr");
+    const cols = ["drafts", "q(drafts)"];
+    for (let i = 1; i <= k; i++) cols.push(rule === "block" ? "w" + i + " / h" + i : "min(1, p/q) at " + i);
+    cols.push("expected accepted");
+    cols.forEach(function (h) { head.appendChild(el("th", {}, h)); });
+    table.appendChild(head);
+    t.rows.forEach(function (r) {
+      const tr = el("tr");
+      const cells = [r.drafts.map(function (x) { return self.labels[x]; }).join(" "), f3(r.q)];
+      for (let i = 0; i < k; i++) cells.push(rule === "block" ? f3(r.weights[i]) + " / " + f3(r.stop[i]) : f3(r.accept[i]));
+      cells.push(f3(rule === "block" ? r.block : r.token));
+      cells.forEach(function (c) { tr.appendChild(el("td", {}, c)); });
+      table.appendChild(tr);
+    });
+    this.table.textContent = "";
+    this.table.appendChild(table);
+  };
+  BlockPanel.prototype.sample = function () {
+    const n = Number(this.nInput.value), seed = Number(this.seedInput.value), rule = this.ruleSel.value, k = this.k;
+    if (!Number.isInteger(n) || n < 1000 || n > 100000) {
+      this.result.textContent = "N must be a whole number from 1 000 to 100 000 (got " + this.nInput.value + ").";
+      return;
+    }
+    if (!Number.isInteger(seed) || seed < 0) { this.result.textContent = "The seed must be a whole number ≥ 0."; return; }
+    const out = sampleBlockSteps(this.p, this.q, k, n, seed, rule);
+    const test = chiSquare(out.counts, productDistribution(this.p, k + 1));
+    const exact = blockTable(this.p, this.q, k)[rule];
+    this.result.textContent = n + " steps (seed " + seed + ", " + (rule === "block" ? "block verification" : "token rule") +
+      "): " + f3(out.accepted) + " accepted drafts per step (exact " + f3(exact) + "); the first " + (k + 1) +
+      " tokens against the target's: chi-square " + (isFinite(test.stat) ? test.stat.toFixed(1) : "∞") + " on " + test.df +
+      " degrees of freedom, p-value " + (test.p === 0 ? "< 1e-300" : test.p.toPrecision(3)) +
+      (test.p < 1e-3 ? ": not distributed as the target's." : ": consistent with the target's.");
+    this.result.dataset.pvalue = String(test.p);
+    this.result.dataset.accepted = String(out.accepted);
+  };
+
   // ------------------------------------------------------------------ 2. speedup calculator
   function SpeedupPanel(root, data) {
     const self = this;
@@ -553,11 +747,14 @@
     const rule = document.getElementById("pg-rule-panel");
     const speed = document.getElementById("pg-speedup-panel");
     const race = document.getElementById("pg-race-panel");
+    const block = document.getElementById("pg-block-panel");
     if (rule) panels.push(new RulePanel(rule, data));
+    if (block) panels.push(new BlockPanel(block, data));
     if (speed) panels.push(new SpeedupPanel(speed, data));
     if (race) panels.push(new RacePanel(race, data));
     window.specdecPlayground = { panels: panels, verify: verify, exactOutput: exactOutput, residual: residual,
-      naiveResidual: naiveResidual, drawIndex: drawIndex, sampleRule: sampleRule, chiSquare: chiSquare };
+      naiveResidual: naiveResidual, drawIndex: drawIndex, sampleRule: sampleRule, chiSquare: chiSquare,
+      blockTerms: blockTerms, verifyBlock: verifyBlock, blockTable: blockTable };
   }
   function rerender() {
     const pg = window.specdecPlayground;

@@ -80,7 +80,7 @@
   }
   // A step must agree with itself, not only have the right shape: every fate, count and token the widget shows is
   // derived from these fields, and a contradiction would be drawn as it is ("0 of 4 accepted" beside "bonus token").
-  function checkStep(s, i, vocab) {
+  function checkStep(s, i, vocab, rule) {
     const where = "step " + (i + 1);
     if (!s || typeof s !== "object") throw new Error(where + " is not an object");
     if (isTree(s)) { checkTreeStep(s, where, vocab); return; }
@@ -119,15 +119,46 @@
           (s.extra_fate === undefined ? null : s.extra_fate) !== derived.extra_fate)
         throw new Error(where + ": the recorded fates contradict n_accepted and the emitted tokens");
     }
-    // the rule: each acceptance is min(1, p/q), the accepted drafts drew r below it, the first rejected one not
+    // block verification's terms (a chain step records them under either rule): k numbers in [0, 1], the weights the
+    // running product of p/q capped at 1, h_k = w_k
+    const block = s.stop_probs !== undefined && s.stop_probs !== null;
+    if (block || rule === "block") {
+      if (!Array.isArray(s.stop_probs) || s.stop_probs.length !== s.k || !s.stop_probs.every(isProb) ||
+          !Array.isArray(s.block_weights) || s.block_weights.length !== s.k || !s.block_weights.every(isProb))
+        throw new Error(where + ": stop_probs and block_weights need k numbers in [0, 1]");
+      let w = 1;
+      for (let j = 0; j < s.k; j++) {
+        w = s.q_draft_tokens[j] > 0 ? Math.min(1, w * s.p_draft_tokens[j] / s.q_draft_tokens[j]) : 1;
+        if (Math.abs(w - s.block_weights[j]) > 1e-3 * Math.max(1, w))
+          throw new Error(where + ": block_weights[" + j + "] is " + s.block_weights[j] + ", not the capped product of p/q = " + w.toFixed(4));
+      }
+      if (s.k > 0 && Math.abs(s.stop_probs[s.k - 1] - s.block_weights[s.k - 1]) > 1e-6)
+        throw new Error(where + ": the last h is not the last weight");
+    }
     for (let j = 0; j < s.k; j++) {
       const p = s.p_draft_tokens[j], q = s.q_draft_tokens[j];
       const a = q > 0 ? Math.min(1, p / q) : 1;
       if (Math.abs(a - s.accept_probs[j]) > 1e-3)
         throw new Error(where + ": accept_probs[" + j + "] is " + s.accept_probs[j] + ", not min(1, p/q) = " + a.toFixed(4));
+      if (rule === "block") {
+        // block verification: the kept prefix n is the longest i with eta_i < h_i
+        if (j === n - 1 && !(s.uniforms[j] < s.stop_probs[j])) throw new Error(where + ": prefix " + n + " is counted kept, but its draw is not below h");
+        if (j >= n && !(s.uniforms[j] >= s.stop_probs[j])) throw new Error(where + ": prefix " + (j + 1) + " is longer than the kept one, but its draw is below h");
+        continue;
+      }
+      // the token rule: each acceptance is min(1, p/q), the accepted drafts drew r below it, the first rejected one not
       if (j < n && !(s.uniforms[j] < s.accept_probs[j])) throw new Error(where + ": draft " + (j + 1) + " is counted accepted, but its draw r is not below min(1, p/q)");
       if (j === n && !(s.uniforms[j] >= s.accept_probs[j])) throw new Error(where + ": draft " + (j + 1) + " is the first rejected, but its draw r is below min(1, p/q)");
     }
+  }
+  // What either rule keeps with a chain step's own draws: the token rule the prefix before the first r >= min(1, p/q),
+  // block verification the longest prefix i with eta_i < h_i
+  function keptBy(s) {
+    let token = 0;
+    while (token < s.k && s.uniforms[token] < s.accept_probs[token]) token++;
+    let block = 0;
+    for (let i = s.k; i >= 1; i--) if (s.uniforms[i - 1] < s.stop_probs[i - 1]) { block = i; break; }
+    return { token: token, block: block };
   }
   // A tree step (schema 8's optional parents and path): the same care, by the tree rule's own terms
   // (verify.verify_tree, sample and match): the path descends from the prefix child by child, one draw per node it
@@ -195,7 +226,9 @@
       if (!r.trace || !isInt(r.trace.k) || !Array.isArray(r.trace.steps) || r.trace.steps.length === 0)
         throw new Error(where + ": no trace with k and steps");
       if (r.trace.steps.length > LIMITS.steps) throw new Error(where + ": " + r.trace.steps.length + " steps (at most " + LIMITS.steps + ")");
-      r.trace.steps.forEach(function (s, i) { checkStep(s, i, r.vocab); });
+      if (r.trace.verify !== undefined && r.trace.verify !== "token" && r.trace.verify !== "block")
+        throw new Error("run " + (n + 1) + ": trace.verify must be \"token\" or \"block\"");
+      r.trace.steps.forEach(function (s, i) { checkStep(s, i, r.vocab, r.trace.verify || "token"); });
     });
   }
   function metaText(x) { return typeof x === "string" || typeof x === "number" ? String(x) : "?"; }
@@ -270,7 +303,8 @@
   // A run's place in the prompt selector: its prompt, policy and drafter (a prompt's chain and tree runs share a
   // policy, fixed)
   Visualizer.prototype.runKey = function (r) {
-    return r.prompt.id + "|" + r.policy + "|" + (r.trace.drafter === "tree" ? "tree" : "chain");
+    return r.prompt.id + "|" + r.policy + "|" + (r.trace.drafter === "tree" ? "tree" : "chain") +
+      (r.trace.verify === "block" ? "|block" : "");
   };
 
   Visualizer.prototype.tok = function (id) {
@@ -295,7 +329,8 @@
       seen[key] = true;
       const tree = r.trace.drafter === "tree";
       const policy = tree ? "token tree, " + r.trace.steps[0].k + " nodes, depth ≤ " + r.trace.k
-        : r.policy === "fixed" ? "k = " + r.trace.k : r.policy + " policy, k ≤ " + r.trace.k;
+        : (r.policy === "fixed" ? "k = " + r.trace.k : r.policy + " policy, k ≤ " + r.trace.k) +
+          (r.trace.verify === "block" ? ", block verification" : "");
       promptSel.appendChild(el("option", { value: key }, r.domain + ": " + r.prompt.id + " (" + policy + ")"));
     });
     const modeSel = el("select", { "aria-label": "Sampling mode", id: "sv-mode" });
@@ -466,15 +501,19 @@
     const self = this;
     const s = this.run.trace.steps[this.step];
     if (isTree(s)) { this.renderTreeStep(s); return; }
-    // the step's table: every draft position, with its numbers
+    const blockRun = this.run.trace.verify === "block";
+    // the step's table: every draft position, with its numbers (under block verification: the kept prefix, every
+    // prefix's draw eta compared with its h_i, and the drafts past the kept prefix not kept)
     const table = this.startStep(s.k === 0 ? "no drafts" : s.n_accepted + " of " + s.k + " draft" + (s.k === 1 ? "" : "s") +
-      " accepted", "sv-table", ["pos", "draft token x", "q(x)", "p(x)", "min(1, p/q)", "draw r", "fate"]);
+      (blockRun ? " kept by block verification" : " accepted"), "sv-table",
+      ["pos", "draft token x", "q(x)", "p(x)", "min(1, p/q)"].concat(blockRun ? ["h (keep prefix)", "draw η", "fate"] : ["draw r", "fate"]));
     const detail = this.root.querySelector(".sv-detail");
     s.draft_tokens.forEach(function (t, j) {
-      const fate = s.fates[j];
+      const fate = blockRun && j >= s.n_accepted ? "not kept" : s.fates[j];
       const row = el("tr", { class: "sv-row" + (j === self.pos ? " sv-row-current" : ""), tabindex: "0" });
-      [String(j + 1), visible(self.tok(t)), fmt(s.q_draft_tokens[j]), fmt(s.p_draft_tokens[j]), fmt(s.accept_probs[j]),
-       fate === "not evaluated" ? "–" : fmt(s.uniforms[j]), fate].forEach(function (c) { row.appendChild(el("td", {}, c)); });
+      [String(j + 1), visible(self.tok(t)), fmt(s.q_draft_tokens[j]), fmt(s.p_draft_tokens[j]), fmt(s.accept_probs[j])]
+        .concat(blockRun ? [fmt(s.stop_probs[j]), fmt(s.uniforms[j]), fate]
+          : [fate === "not evaluated" ? "–" : fmt(s.uniforms[j]), fate]).forEach(function (c) { row.appendChild(el("td", {}, c)); });
       function choose() { self.pos = j; self.renderStep(); }
       row.addEventListener("click", choose);
       row.addEventListener("keydown", function (e) { if (e.key === "Enter" || e.key === " ") { choose(); e.preventDefault(); } });
@@ -486,10 +525,39 @@
       : s.bonus_token !== null
       ? (s.k === 1 ? "The draft was accepted" : "All " + s.k + " drafts accepted") + ": bonus token " +
         visible(this.tok(s.bonus_token)) + " drawn from the target's next distribution p."
+      : blockRun
+      ? "Block verification kept " + s.n_accepted + " draft" + (s.n_accepted === 1 ? "" : "s") + ": token " +
+        visible(this.tok(s.resampled_token)) + " drawn from that prefix's residual norm(max(0, w\u00b7p \u2212 q)), w = " +
+        (s.n_accepted ? fmt(s.block_weights[s.n_accepted - 1]) : "1") + "."
       : "Rejected at position " + (s.n_accepted + 1) + ": token " + visible(this.tok(s.resampled_token)) +
         " resampled from norm(max(0, p \u2212 q)).";
     detail.appendChild(el("p", { class: "sv-extra" }, extra));
+    if (s.k > 0 && Array.isArray(s.stop_probs) && this.run.mode === "sampled") this.renderBlockTable(s, blockRun);
     this.renderCharts(s);
+  };
+
+  // Block verification beside the token rule on this step's drafts (Sun et al. 2025; the math page's eq. of h_i):
+  // each prefix's weight w_i (the running product of p/q, capped at 1), the token rule's chance of keeping it
+  // (the product of min(1, p/q) up to it) and block verification's h_i, and what either keeps with the step's draws.
+  Visualizer.prototype.renderBlockTable = function (s, blockRun) {
+    const detail = this.root.querySelector(".sv-detail");
+    const kept = keptBy(s);
+    const other = blockRun ? "token rule" : "block verification";
+    detail.appendChild(el("p", { class: "sv-extra sv-block-note" }, "The same drafts under both rules. With this step's draws the token rule keeps " +
+      kept.token + " and block verification keeps " + kept.block + " of " + s.k + " (this run used the " +
+      (blockRun ? "block" : "token") + " rule; the " + other + "'s count is what it would have kept with the same draws)."));
+    const table = el("table", { class: "sv-table sv-block-table" });
+    const head = el("tr");
+    ["prefix i", "w_i = min(1, w_{i\u22121} p/q)", "token rule: \u220f min(1, p/q)", "block: h_i", "draw"].forEach(function (h) { head.appendChild(el("th", {}, h)); });
+    table.appendChild(head);
+    let survive = 1;
+    for (let i = 0; i < s.k; i++) {
+      survive *= s.accept_probs[i];
+      const row = el("tr");
+      [String(i + 1), fmt(s.block_weights[i]), fmt(survive), fmt(s.stop_probs[i]), fmt(s.uniforms[i])].forEach(function (c) { row.appendChild(el("td", {}, c)); });
+      table.appendChild(row);
+    }
+    detail.appendChild(table);
   };
 
   // A tree step shows its mask where a chain step shows its draws against min(1, p/q) (hidden, not purged: a purge
@@ -665,10 +733,16 @@
         return { type: "bar", name: "min(1, p/q): " + f[0], x: pos, marker: { color: f[1] },
                  y: s.accept_probs.map(function (a, i) { return s.fates[i] === f[0] ? a : null; }) };
       });
-      Plotly.react(accept, bars.concat([
-        // r only where it decided something: past the first rejection no draw was compared
-        { type: "scatter", mode: "markers", name: "draw r", x: pos, y: s.uniforms.map(function (r, i) { return s.fates[i] === "not evaluated" ? null : r; }), marker: { symbol: "line-ew-open", size: 28, line: { width: 3 }, color: dark() ? "#fff" : "#000" } },
-      ]), themed(titled(accept, "accept iff r < min(1, p/q)", Object.assign({}, layoutBase, { barmode: "overlay", legend: LEGEND_BELOW(-0.36),
+      const blockRun = this.run.trace.verify === "block";
+      const hMarks = Array.isArray(s.stop_probs) && this.run.mode === "sampled"
+        ? [{ type: "scatter", mode: "markers", name: "block verification's h_i", x: pos, y: s.stop_probs,
+             marker: { symbol: "diamond", size: 11, color: tone(pal.residual) } }] : [];
+      const acceptTitle = blockRun ? "keep the longest prefix i with \u03b7_i < h_i (block verification)" : "accept iff r < min(1, p/q)";
+      Plotly.react(accept, bars.concat(hMarks, [
+        // r only where it decided something: past the first rejection no draw was compared (block verification
+        // compares every prefix's)
+        { type: "scatter", mode: "markers", name: blockRun ? "draw \u03b7" : "draw r", x: pos, y: s.uniforms.map(function (r, i) { return !blockRun && s.fates[i] === "not evaluated" ? null : r; }), marker: { symbol: "line-ew-open", size: 28, line: { width: 3 }, color: dark() ? "#fff" : "#000" } },
+      ]), themed(titled(accept, acceptTitle, Object.assign({}, layoutBase, { barmode: "overlay", legend: LEGEND_BELOW(-0.36),
         margin: Object.assign({}, layoutBase.margin, { b: 110 }), xaxis: { title: { text: "draft position" }, range: [0.4, s.k + 0.6], tickformat: "d", dtick: s.k <= 8 ? 1 : undefined }, yaxis: { range: [0, 1.05], title: { text: "probability" } } }))), configFor(accept)).then(noTabStops);
     }
     // the residual at a rejection, or the bonus distribution

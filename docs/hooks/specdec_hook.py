@@ -68,7 +68,7 @@ VAL_IN_CODE = re.compile(r"\[\[val:([^\[\]\n]*)\]\]")
 FIGURE_NAME = re.compile(r"[a-z0-9_]+")
 # after code spans (190), math (189.9) and backslash escapes (180); before references and links (170, 160)
 MARKER_PRIORITY = 175
-PLAYGROUND_PANELS = ("rule", "speedup", "race")
+PLAYGROUND_PANELS = ("rule", "block", "speedup", "race")
 # The vendored plotly.js bundle: the smallest official one that draws every trace type the figures use.
 PLOTLY_BUNDLE = "assets/vendor/plotly.js-basic-{version}/plotly-basic.min.js"
 PLOTLY_BASIC_TRACES = {"scatter", "bar", "pie"}
@@ -585,7 +585,7 @@ def render_playground(name: str, text: str, marker: str) -> str:
     if name in PLAYGROUND_PANELS:
         return f'<div id="pg-{name}-panel" class="pg-panel" data-specdec-marker="{html.escape(marker)}"></div>'
     data = load_checked("playground")
-    payload = {key: data[key] for key in ("rule", "speedup", "race", "palette")}
+    payload = {key: data[key] for key in ("rule", "block", "speedup", "race", "palette")}
     return (f'<template id="specdec-playground-data" data-search-exclude '
             f'data-specdec-marker="{html.escape(marker)}">{script_json(payload)}</template>')
 
