@@ -205,8 +205,9 @@ def test_time_breakdown_draws_the_target_only_bar(site, browser):
     page.close()
 
 
-# The numbered equations of each page with math: The Math has (1)-(9), Choosing k continues with (10)-(14).
-EQUATIONS = {"math/": range(1, 10), "choosing-k/": range(10, 15)}
+# The numbered equations of each page with math: The Math has (1)-(9), Choosing k continues with (10)-(14), and
+# The Math's block verification has (15)-(17).
+EQUATIONS = {"math/": [*range(1, 10), *range(15, 18)], "choosing-k/": range(10, 15)}
 
 
 @pytest.mark.parametrize("path", EQUATIONS)

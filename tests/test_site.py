@@ -841,13 +841,18 @@ def test_a_block_verification_step_shows_both_rules(site, browser):
 def test_the_step_label_counts_drafts_with_the_right_plural(site, browser):
     page, log = open_page(browser, site + "visualizer/")
     page.wait_for_selector("#sv-chart-pq .main-svg")
-    labels = page.evaluate("""() => { const v = document.getElementById('specdec-visualizer')._specdec, out = [];
-        v.runs.forEach(function (r) { v.run = r; v.step = 0; v.pos = 0; v.renderRun();
-          r.trace.steps.forEach(function (s, i) { v.go(i);
-            const t = s.k === 0 ? s.emitted[0] : (s.bonus_token !== null ? s.bonus_token : s.resampled_token);
-            out.push([s.k, document.querySelector('.sv-step-label').textContent,
-                      document.querySelector('.sv-extra').textContent, t === null ? null : v.tok(t)]); }); });
-        return out; }""")
+    # one run per call, as a reader's selection renders one run per event: a token-tree run followed by a chain run in
+    # one JavaScript task never returns (Plotly's pending redraws of the accept chart, hidden for the tree)
+    n_runs = page.evaluate("() => document.getElementById('specdec-visualizer')._specdec.runs.length")
+    labels = []
+    for n in range(n_runs):
+        labels += page.evaluate("""n => { const v = document.getElementById('specdec-visualizer')._specdec, out = [];
+            const r = v.runs[n]; v.run = r; v.step = 0; v.pos = 0; v.renderRun();
+            r.trace.steps.forEach(function (s, i) { v.go(i);
+              const t = s.k === 0 ? s.emitted[0] : (s.bonus_token !== null ? s.bonus_token : s.resampled_token);
+              out.push([s.k, document.querySelector('.sv-step-label').textContent,
+                        document.querySelector('.sv-extra').textContent, t === null ? null : v.tok(t)]); });
+            return out; }""", n)
     for k, label, extra, token in labels:
         if "a tree of" in label:  # a token-tree step: test_a_token_tree_step_is_drawn_as_a_tree
             continue

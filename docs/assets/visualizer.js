@@ -728,12 +728,14 @@
       // are the bars'
       // draft positions on a numeric axis: Plotly thins its ticks to the width (16 "pos n" categories overlapped)
       const pos = s.draft_tokens.map(function (_, i) { return i + 1; });
+      const blockRun = this.run.trace.verify === "block";
       const fates = [["accepted", pal.accept], ["rejected", pal.reject], ["not evaluated", pal.unevaluated]];
+      // under block verification the bars are the token rule's numbers, for comparison: kept or not is the block's
+      const fateName = blockRun ? { accepted: "kept", rejected: "not kept", "not evaluated": "not kept, later" } : {};
       const bars = fates.filter(function (f) { return s.fates.indexOf(f[0]) >= 0; }).map(function (f) {
-        return { type: "bar", name: "min(1, p/q): " + f[0], x: pos, marker: { color: f[1] },
+        return { type: "bar", name: "min(1, p/q): " + (fateName[f[0]] || f[0]), x: pos, marker: { color: f[1] },
                  y: s.accept_probs.map(function (a, i) { return s.fates[i] === f[0] ? a : null; }) };
       });
-      const blockRun = this.run.trace.verify === "block";
       const hMarks = Array.isArray(s.stop_probs) && this.run.mode === "sampled"
         ? [{ type: "scatter", mode: "markers", name: "block verification's h_i", x: pos, y: s.stop_probs,
              marker: { symbol: "diamond", size: 11, color: tone(pal.residual) } }] : [];
@@ -751,7 +753,9 @@
     const top = s.top_residual || s.top_p[s.k];
     const kept = top.ids.map(function (_, i) { return i; }).filter(function (i) { return top.probs[i] >= 1e-3; });
     const res = { ids: kept.map(function (i) { return top.ids[i]; }), probs: kept.map(function (i) { return top.probs[i]; }) };
-    const title = s.top_residual ? "residual norm(max(0, p \u2212 q)) at the rejected position"
+    const title = s.top_residual
+      ? (this.run.trace.verify === "block" ? "residual norm(max(0, w\u00b7p \u2212 q)) after the kept prefix, w = " +
+        (s.n_accepted ? fmt(s.block_weights[s.n_accepted - 1]) : "1") : "residual norm(max(0, p \u2212 q)) at the rejected position")
       : (s.k === 0 ? "p: the distribution this step's token was drawn from" : "p after the last draft: the bonus token's distribution");
     const resDiv = document.getElementById("sv-chart-residual");
     function drawResidual(width) {
