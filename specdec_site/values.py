@@ -1244,12 +1244,16 @@ VALUES.update(TREE_VALUES)
 # ---------------------------------------------------------------- block verification (the block stage, the exactness stage)
 
 
+class BlockNotRun(KeyError):
+    """A temperature or prompt set the block stage did not run in this build (a --quick build runs T = 0.7 alone)."""
+
+
 def _block_summary(temperature: float, domain: str) -> Callable:
     def get(a):
         for t in a["block"]["temperatures"]:
-            if t["temperature"] == temperature:
+            if t["temperature"] == temperature and domain in t["domains"]:
                 return t["domains"][domain]["summary"]
-        raise KeyError(f"block stage at T = {temperature}")
+        raise BlockNotRun(f"block stage at T = {temperature}, {domain}")
     return get
 
 
@@ -1333,7 +1337,12 @@ def _block_example_row(block: str, rule: str) -> Callable:
 
 def _block_temperature(i: int) -> Callable:
     """The block stage's i-th temperature, as the pages write it."""
-    return lambda a: fmt(a["block"]["temperatures"][i]["temperature"], 1)
+    def get(a):
+        temperatures = a["block"]["temperatures"]
+        if i >= len(temperatures):
+            raise BlockNotRun(f"block stage's temperature {i + 1}")
+        return fmt(temperatures[i]["temperature"], 1)
+    return get
 
 
 # The worked example's rows, each set's ratios at both temperatures (block / token: tokens per pass measured,
@@ -1411,6 +1420,8 @@ def value_or_not_run(fn: Callable, a) -> object:
     the int8 draft runs no float-draft duplicates, say). Any other missing key is a bug, and raises."""
     try:
         return fn(a)
+    except BlockNotRun:
+        return NOT_RUN
     except KeyError as err:
         variant = err.args[0] if err.args else None
         known = set(VARIANTS) | set(HF_VARIANTS)

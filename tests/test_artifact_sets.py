@@ -62,8 +62,8 @@ def relabel_as_cuda(folder: Path) -> None:
 
 def graft_model_free_stages(folder: Path) -> None:
     """The committed exactness artifact and executed notebook beside a set's own artifacts, with the set's host,
-    versions and seed (what the site requires every artifact to share); and the committed trees artifact, with the
-    set's models and device."""
+    versions and seed (what the site requires every artifact to share); and the committed trees and block
+    artifacts, with the set's models and device."""
     meta = json.loads((folder / "traces.json").read_text())["metadata"]
     host = {**meta["device"], "type": "cpu"}
     exactness = json.loads((ROOT / "docs" / "data" / "cpu" / "exactness.json").read_text())
@@ -79,6 +79,12 @@ def graft_model_free_stages(folder: Path) -> None:
                                                          "versions", "seed") if key in meta})
     trees["draft_variant"] = json.loads((folder / "traces.json").read_text())["draft_variant"]
     (folder / "trees.json").write_text(json.dumps(trees))
+    # and the committed block artifact, likewise (a set's own quick block run is the build tier's end-to-end test)
+    block = json.loads((ROOT / "docs" / "data" / "cpu" / "block.json").read_text())
+    block["metadata"].update({key: meta[key] for key in ("models", "device", "dtype", "kernels", "draft_variant",
+                                                         "versions", "seed") if key in meta})
+    block["draft_variant"] = trees["draft_variant"]
+    (folder / "block.json").write_text(json.dumps(block))
 
 
 def site_copy(work: Path) -> None:
