@@ -1248,12 +1248,20 @@ class BlockNotRun(KeyError):
     """A temperature or prompt set the block stage did not run in this build (a --quick build runs T = 0.7 alone)."""
 
 
+def _block_at(a, temperature: float) -> dict:
+    """The block stage's runs at one temperature (BlockNotRun where this build made none)."""
+    for t in a["block"]["temperatures"]:
+        if t["temperature"] == temperature:
+            return t
+    raise BlockNotRun(f"block stage at T = {temperature}")
+
+
 def _block_summary(temperature: float, domain: str) -> Callable:
     def get(a):
-        for t in a["block"]["temperatures"]:
-            if t["temperature"] == temperature and domain in t["domains"]:
-                return t["domains"][domain]["summary"]
-        raise BlockNotRun(f"block stage at T = {temperature}, {domain}")
+        domains = _block_at(a, temperature)["domains"]
+        if domain not in domains:
+            raise BlockNotRun(f"block stage at T = {temperature}, {domain}")
+        return domains[domain]["summary"]
     return get
 
 
@@ -1273,7 +1281,7 @@ def _block_ci(temperature: float, domain: str, key: str) -> Callable:
 def _block_ahead(a) -> str:
     """The measured per-prompt ratio block / token (tokens per pass) at T = 0.7, its median per set: where it is at
     least 1 and where below, with the values."""
-    t = next(t for t in a["block"]["temperatures"] if t["temperature"] == 0.7)
+    t = _block_at(a, 0.7)
     med = {d: v["summary"]["tokens_per_pass_ratio"]["median"] for d, v in t["domains"].items()}
     ahead, behind = [d for d in med if med[d] >= 1], [d for d in med if med[d] < 1]
     said = ", ".join(f"{d} {fmt(med[d], 3)}" for d in med)
@@ -1285,7 +1293,7 @@ def _block_ahead(a) -> str:
 def _block_expected_ahead(a) -> str:
     """On which sets at T = 0.7 the paired expected tokens per pass puts block verification ahead: the median of
     block / token above 1 and the interval's lower end at least 1."""
-    t = next(t for t in a["block"]["temperatures"] if t["temperature"] == 0.7)
+    t = _block_at(a, 0.7)
     ahead = [d for d, v in t["domains"].items() if v["summary"]["expected_ratio"]["median"] > 1
              and v["summary"]["expected_ratio"]["ci95"][0] >= 1]
     return (f"on every set ({len(ahead)} of {len(t['domains'])}), each interval's lower end at 1 or above"
@@ -1296,7 +1304,7 @@ def _block_expected_ahead(a) -> str:
 
 def _block_equal_prompts(a) -> str:
     """How many prompts at T = 0.7 the two rules' runs kept the same tokens per pass, of how many."""
-    t = next(t for t in a["block"]["temperatures"] if t["temperature"] == 0.7)
+    t = _block_at(a, 0.7)
     rows = [r for v in t["domains"].values() for r in v["rows"]]
     same = sum(r["block"]["tokens_per_target_pass"] == r["token"]["tokens_per_target_pass"] for r in rows)
     return f"{same} of {len(rows)}"
