@@ -324,6 +324,7 @@ class AuditRow:
     control: bool  # a known-inexact rule: it must fail
     sampler: Callable[[], Callable]  # builds the sample function (in the process that runs the row)
     alpha_residual: bool = False  # run with specdec's verify_draft using norm(max(0, p - alpha q)) (specdec_site.mutants)
+    family: str | None = None  # the page's group of the row; None: "control" for a control, else the reference
 
 
 HF_DEFAULTS = Sampling(1.0, 50, None)  # what transformers samples with when given no setting (GenerationConfig)
@@ -332,6 +333,8 @@ HF_DEFAULTS = Sampling(1.0, 50, None)  # what transformers samples with when giv
 def audit_rows() -> list[AuditRow]:
     """The Exactness page's table, one AuditRow per implementation and setting audited."""
     from specdec.policies import POLICIES
+
+    from .eagle import eagle_sampler
 
     rows = [AuditRow(f"specdec-{policy}-{drafter}", f"specdec, {policy} policy, {drafter} drafter", Sampling(),
                      "specdec", False, lambda p=policy, d=drafter: specdec_sampler(p, d))
@@ -364,6 +367,16 @@ def audit_rows() -> list[AuditRow]:
         AuditRow("control-alpha-residual", "specdec with the residual norm(max(0, p − a·q))", Sampling(), "specdec",
                  True, lambda: specdec_sampler(), alpha_residual=True),
     ]
+    # EAGLE's published tree rule (eagle-llm's evaluate_posterior, run by specdec_site.eagle), last so that the rows
+    # above keep their seeds (seed + place in the table). It processes logits with transformers' warpers, so
+    # transformers' reference; with a temperature, its draw after an accepted path is known to skip them
+    eagle = "EAGLE's tree rule (eagle-llm 1.2.1, evaluate_posterior), 7 nodes of its mc_sim_7b_63 tree"
+    rows += [AuditRow("eagle-tree", eagle, Sampling(), "transformers", False, lambda: eagle_sampler(), family="eagle"),
+             AuditRow("eagle-tree-sampling", eagle + "; its draw after an accepted path without temperature and top-p",
+                      Sampling(0.7, None, 0.9), "transformers", True, lambda: eagle_sampler(), family="eagle"),
+             AuditRow("eagle-tree-sampling-repaired", eagle + ", that one draw given the processed distribution",
+                      Sampling(0.7, None, 0.9), "transformers", False, lambda: eagle_sampler(repaired=True),
+                      family="eagle")]
     return rows
 
 
@@ -375,12 +388,6 @@ NOT_BUILT = {
     "DFlashTokenCandidateGenerator": "needs a DFlash draft model trained on the target's hidden states",
     "AssistedCandidateGeneratorDifferentTokenizers / UniversalSpeculativeDecodingGenerator": "need two tokenizers "
     "(text in, text out); the tiny pair shares token ids and has none",
-    "EAGLE (eagle-llm 1.2.1, PyPI), evaluate_posterior": "not audited yet. Its tree rule is a function of its own tree "
-    "buffers (generate_tree_buffers) and draws from Python's global random; its decode loop needs an EAGLE head "
-    "trained on the target's features, which a tiny random pair lacks; and the wheel pins accelerate==0.21.0, "
-    "gradio==3.50.2 and protobuf==3.19.0, which would downgrade this project's environment. The rule alone could be "
-    "loaded from the wheel's eagle/model/utils.py and driven by a loop written for it here (the mutation table's "
-    "tree_leaf_bonus_unwarped is the bug its published code had)",
 }
 
 
@@ -399,7 +406,7 @@ def run_row(name: str, n: int, seed: int, setup: AuditSetup = AuditSetup()) -> d
     defaults = row.reference == "transformers" and row.sampling == HF_DEFAULTS  # given no setting (transformers_sampler)
     return {"name": row.name, "implementation": row.implementation,
             "settings": row.sampling.label() + (" (transformers' defaults)" if defaults else ""),
-            "control": row.control, **result}
+            "control": row.control, "family": row.family or ("control" if row.control else row.reference), **result}
 
 
 def audit_table(n: int, seed: int, workers: int = 1, progress=None, names: Sequence[str] | None = None) -> dict:

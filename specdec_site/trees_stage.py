@@ -9,6 +9,9 @@
    same model prefers (its depth is the best chain's k); and the same on a GPU-like curve, an H200's roofline for
    these architectures (a model, cost_curve.roofline_curve: there a pass of 64 rows costs what one row does). The
    dynamic tree (EAGLE-2) gets the GPU-like tree's node budget and depth.
+   The same model per prompt set, fitted on each public set's held-out prompts (those after the core set, which no
+   stage benchmarks): what a tree chosen for one kind of text would predict. It is recorded, not run: the stage's
+   trees take no label of the text they decode.
 4. On the benchmark's core prompts (cfg.tree_prompts, the first of each set), per prompt, interleaved, the same
    target and draft objects: one greedy target-only run (the baseline of every run of the prompt), then greedy the
    best chain, the adaptive chain policy, the best tree for this device, the best tree for the GPU-like curve and
@@ -45,6 +48,26 @@ def draft_ranks(ctx, prompt: dict, n_tokens: int) -> list[int]:
     logits = lm.logits(seq[:, :-1], len(tokens))  # row i: the draft's logits before new token i
     chosen = logits.gather(1, tokens[:, None].to(logits.device))
     return (logits > chosen).sum(1).tolist()
+
+
+def held_out_prompts(cfg, domain: str) -> list[dict]:
+    """A public set's design prompts: tree_design_prompts of them, after the last of its core set (the most any stage
+    benchmarks), so that fitting on them sees no benchmark prompt."""
+    core = public_prompts(domain, cfg.policy_prompt_start, cfg.core_prompts[domain])
+    return public_prompts(domain, max(p["index"] for p in core) + 1, cfg.tree_design_prompts)
+
+
+def design_for_set(ctx, cfg, domain: str, curves: dict, gpu_like: dict) -> dict:
+    """The cost model fitted on one set's held-out prompts: its acceptance by rank, and the tree and chain it would
+    choose on this device's curves and on the GPU-like ones."""
+    prompts = held_out_prompts(cfg, domain)
+    ranks = [r for p in prompts for r in draft_ranks(ctx, p, cfg.tree_design_tokens)]
+    accept = accept_by_rank(ranks)
+    return {"prompts": [p["id"] for p in prompts], "tokens": len(ranks), "accept_by_rank": accept,
+            "choice": {"tree": predict(accept, curves["target"], curves["draft"]),
+                       "chain": predict(accept, curves["target"], curves["draft"], chain=True),
+                       "tree_gpu_like": predict(accept, gpu_like["target"], gpu_like["draft"]),
+                       "chain_gpu_like": predict(accept, gpu_like["target"], gpu_like["draft"], chain=True)}}
 
 
 def make_variant(ctx, name: str, choice: dict):
@@ -115,6 +138,7 @@ def run(ctx, cfg) -> dict:
               "chain": predict(accept, curves["target"], curves["draft"], chain=True),
               "tree_gpu_like": predict(accept, gpu_like["target"], gpu_like["draft"]),
               "chain_gpu_like": predict(accept, gpu_like["target"], gpu_like["draft"], chain=True)}
+    by_set = {domain: design_for_set(ctx, cfg, domain, curves, gpu_like) for domain in cfg.tree_prompts}
     # 4. the benchmark prompts
     warm = encode(ctx.target.tokenizer, public_prompts("code", 0, 1)[0], ctx.device)
     for name in GREEDY_VARIANTS:
@@ -142,6 +166,6 @@ def run(ctx, cfg) -> dict:
                                               "tokens": len(ranks), "rank_counts": [ranks.count(r) for r in range(MAX_RANK)]
                                               + [sum(r >= MAX_RANK for r in ranks)],
                                               "accept_by_rank": accept},
-            "gpu_like_curves": gpu_like, "choice": choice, "dynamic_width": DYNAMIC_WIDTH,
+            "gpu_like_curves": gpu_like, "choice": choice, "by_set": by_set, "dynamic_width": DYNAMIC_WIDTH,
             "architectures": architectures,
             "variants": {"greedy": list(GREEDY_VARIANTS), "sampled": list(SAMPLED_VARIANTS)}, "domains": domains}

@@ -910,6 +910,10 @@ VALUES: dict[str, Callable] = {
     "audit_specdec_pass": lambda a: _audit_count(a, "specdec", "passes"),
     "audit_transformers_pass": lambda a: _audit_count(a, "transformers", "passes"),
     "audit_controls_fail": lambda a: _audit_count(a, "control", "fails"),
+    "audit_eagle_plain": lambda a: _audit_row("eagle-tree")(a),
+    "audit_eagle_sampling": lambda a: _audit_row("eagle-tree-sampling")(a),
+    "audit_eagle_repaired": lambda a: _audit_row("eagle-tree-sampling-repaired")(a),
+    "audit_eagle_settings": lambda a: _audit_row("eagle-tree-sampling", "settings")(a),
     "audit_tv_detectable": lambda a: _audit_detectable(a),
     # the adaptive policy's shipped prior (specdec/prior.py) and the design tool's replay on its chains (design)
     "prior_prompts": lambda a: sum(len(ids) for ids in a.design["prompts"].values()),
@@ -1068,7 +1072,55 @@ TREE_VALUES: dict[str, Callable] = {
     "tree_dialogue_greedy_tree_over_chain_ci": _tree_ci("dialogue", "greedy", "tree", "over_chain"),
     "tree_code_greedy_tree_over_chain_verdict": _tree_verdict("code", "greedy", "tree"),
     "tree_code_greedy_tree_gpu_like_over_chain_verdict": _tree_verdict("code", "greedy", "tree_gpu_like"),
+    # the cost model fitted per set on held-out prompts (trees_stage.design_for_set): recorded, not run
+    "tree_set_prompts": lambda a: _by_set(a, "code")["prompts"].__len__(),
+    "tree_set_code_first": lambda a: _by_set(a, "code")["prompts"][0],
+    "tree_set_code_rank0": lambda a: f"{100 * _by_set(a, 'code')['accept_by_rank'][0]:.0f}%",
+    "tree_set_code_beyond_rank0": lambda a: f"{100 * sum(_by_set(a, 'code')['accept_by_rank'][1:]):.0f}%",
+    "tree_set_code_tree_gpu_tpp": lambda a: fmt(_by_set(a, "code")["choice"]["tree_gpu_like"]["tokens_per_pass"]),
+    "tree_set_code_chain_tpp": lambda a: fmt(_by_set(a, "code")["choice"]["chain"]["tokens_per_pass"]),
+    "tree_set_code_chain_k": lambda a: _by_set(a, "code")["choice"]["chain"]["depth"],
+    "tree_set_code_ratio_verdict": lambda a: _ratio_verdict(_set_ratio(_by_set(a, "code"))),
 }
+
+
+def _by_set(a, domain: str) -> dict:
+    """The trees stage's cost model fitted on one set's held-out prompts (NotRecorded for a run from before it)."""
+    by_set = a["trees"].get("by_set")
+    if by_set is None or domain not in by_set:
+        raise NotRecorded(f"trees stage's model per set, {domain}")
+    return by_set[domain]
+
+
+def _set_ratio(entry: dict) -> float:
+    """The model's tokens per pass of the roofline's tree over this device's best chain's, fitted on one set (the
+    measured bar's ratio, predicted)."""
+    return entry["choice"]["tree_gpu_like"]["tokens_per_pass"] / entry["choice"]["chain"]["tokens_per_pass"]
+
+
+def _ratio_verdict(ratio: float) -> str:
+    """The model's ratio for code against the bar, and what it means for a tree chosen for code."""
+    if ratio >= TREE_RATIO:
+        return f"{fmt(ratio)}×, at or above the bar of {TREE_RATIO}×: a tree chosen for code alone would reach it"
+    return (f"{fmt(ratio)}×, below the bar of {TREE_RATIO}×: on code, with this pair, the bar is out of reach of any "
+            "tree this model finds, not only of the tree the stage ran")
+
+
+def tree_set_table(t: dict) -> dict:
+    """The cost model fitted per set on held-out prompts: its acceptance, and the chain and trees it would choose."""
+    def shape(c: dict) -> str:
+        return f"{fmt(c['tokens_per_pass'])} ({c['nodes']} nodes, depth {c['depth']})"
+
+    columns = ["set (held-out prompts)", "draft's top-1 · top-2", "best chain here: tokens per pass", "tree here",
+               "tree for an H200", "H200 tree ÷ chain here"]
+    if "by_set" not in t:
+        return {"tree_by_set": {"columns": columns, "rows": [["not recorded by this run"] + [""] * 5]}}
+    rows = [[f"{domain} ({e['prompts'][0]} …, {len(e['prompts'])})",
+             f"{100 * e['accept_by_rank'][0]:.0f}% · {100 * sum(e['accept_by_rank'][:2]):.0f}%",
+             f"{fmt(e['choice']['chain']['tokens_per_pass'])} (k = {e['choice']['chain']['depth']})",
+             shape(e["choice"]["tree"]), shape(e["choice"]["tree_gpu_like"]), f"{fmt(_set_ratio(e))}×"]
+            for domain, e in t["by_set"].items()]
+    return {"tree_by_set": {"columns": columns, "rows": rows}}
 
 
 def tree_tables(artifacts: dict) -> dict:
@@ -1087,15 +1139,26 @@ def tree_tables(artifacts: dict) -> dict:
                      fmt(here["speedup"]), " · ".join(fmt(m["speedup"]["median"]) for m in measured),
                      fmt(gpu["speedup"])])
     domains = " · ".join(t["domains"])
-    return {"tree_model": {"columns": ["variant", "tokens per pass: model", f"measured ({domains})",
+    return {**tree_set_table(t), "tree_model": {"columns": ["variant", "tokens per pass: model", f"measured ({domains})",
                                        "speedup here: model (per step)", f"measured (whole runs; {domains})",
                                        "H200 roofline: model"],
                            "rows": rows}}
 
 
 def _audit_group(row: dict) -> str:
-    """control, or whose implementation the row audits: specdec or transformers (its reference distribution's)."""
-    return "control" if row["control"] else row["reference"]
+    """The row's group on the page: control, eagle, or whose implementation the row audits, specdec or transformers
+    (its reference distribution's; a run from before the rows had a family)."""
+    return row.get("family") or ("control" if row["control"] else row["reference"])
+
+
+def _audit_row(name: str, field: str = "verdict") -> Callable:
+    """One audit row's verdict and p-value, in words ("passes (p = 0.42)"), or another of its fields."""
+    def value(a) -> str:
+        row = next((r for r in a["exactness"]["audit"]["rows"] if r["name"] == name), None)
+        if row is None:
+            raise NotRecorded(f"audit row {name}")  # a run from before the row was in the table
+        return f"{row['verdict']} (p = {fmt_p(row['p_value'], 2)})" if field == "verdict" else row[field]
+    return value
 
 
 def _audit_count(a, group: str, verdict: str) -> str:
@@ -1186,7 +1249,9 @@ def audit_tables(artifacts: dict) -> dict:
     for r in audit["rows"]:
         verdict = r["verdict"] + (" ✓" if (r["verdict"] == "fails") == r["control"] else " ✗")
         impossible = f"; {r['impossible']} continuations the target never makes" if r["impossible"] else ""
-        rows.append([f"`{r['name']}`", r["implementation"] + (" (a control: must fail)" if r["control"] else ""),
+        must_fail = "" if not r["control"] else " (a control: must fail)" if _audit_group(r) == "control" else \
+            " (known flaw: must fail)"
+        rows.append([f"`{r['name']}`", r["implementation"] + must_fail,
                      r["settings"],
                      fmt_p(r["p_value"], 2), f"{fmt(r['tv_bins'], 3)} ({fmt(r['tv_noise'], 3)}){impossible}",
                      "–" if r["tv_detectable"] is None else fmt(r["tv_detectable"], 3), verdict])
@@ -1246,6 +1311,10 @@ VALUES.update(TREE_VALUES)
 
 class BlockNotRun(KeyError):
     """A temperature or prompt set the block stage did not run in this build (a --quick build runs T = 0.7 alone)."""
+
+
+class NotRecorded(BlockNotRun):
+    """A part of an artifact that a run from before it was recorded lacks (the trees stage's model per set)."""
 
 
 def _block_at(a, temperature: float) -> dict:

@@ -168,3 +168,62 @@ def test_the_row_command_prints_strict_json(capsys):
 def test_the_audit_refuses_what_it_cannot_test_in_one_line(pair, make, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(")):
         make()
+
+
+# ---------------------------------------------------------------- EAGLE's published rule (specdec_site.eagle)
+
+
+def test_eagle_rule_comes_from_the_wheel_unchanged():
+    """The audited functions are the installed eagle-llm's own, and its flaw is in them as published: the draw
+    after an accepted path is the plain softmax (the line the audit's failing row and the repaired row are about)."""
+    import inspect
+
+    from specdec_site.eagle import load_eagle_utils
+
+    utils = load_eagle_utils()
+    assert utils.__file__.replace("\\", "/").endswith("eagle/model/utils.py")
+    source = inspect.getsource(utils.evaluate_posterior)
+    assert "sample_p = torch.softmax(gt_logits, dim=0)" in source and "logits_processor(None, gt_logits)" in source
+
+
+@pytest.mark.parametrize("sampling", [A.Sampling(), A.Sampling(0.7, None, 0.9)])
+def test_eagle_driver_lays_the_tree_out_as_eagle_reads_it(pair, sampling, monkeypatch):
+    """With the target as its own draft, q = p at every node, so EAGLE's rule accepts every rank-0 child: each step
+    keeps a full root-to-leaf path of rank-0 nodes (depth 2). A layout that gave evaluate_posterior the wrong q, the
+    wrong logits or the wrong op row would make it reject (or accept another child) on some step."""
+    import specdec_site.eagle as E
+
+    utils = E.load_eagle_utils()
+    original, steps = utils.evaluate_posterior, []
+
+    def spy(logits, candidates, *rest):
+        best, accepted, next_p = original(logits, candidates, *rest)
+        steps.append((int(accepted), candidates[int(best)].tolist()))
+        return best, accepted, next_p
+
+    monkeypatch.setattr(utils, "evaluate_posterior", spy)
+    monkeypatch.setattr(E, "load_eagle_utils", lambda: utils)
+    target, _ = pair
+    sample = E.eagle_sampler()
+    generator = torch.Generator().manual_seed(0)
+    for _ in range(20):
+        out = sample(target, target, torch.tensor(A.AuditSetup().prompt), 6, sampling, generator)
+        assert out.shape == (6,)
+    assert steps and all(accepted == 2 for accepted, _ in steps), steps
+
+
+def test_eagle_driver_refuses_a_tree_eagle_cannot_hold():
+    from specdec_site.eagle import eagle_sampler
+
+    with pytest.raises(ValueError, match="below EAGLE's TOPK"):
+        eagle_sampler([(0,), (10,)])
+
+
+@pytest.mark.slow  # sampled: a chi-square test apiece
+def test_eagle_rule_fails_with_a_temperature_and_passes_repaired(pair):
+    """EAGLE's leaf draw without top-p writes continuations the target never makes: at n = 600 the four seeds
+    tried each failed (seed 2 by impossible continuations alone). The repaired rule passes on the same seed."""
+    flawed = run("eagle-tree-sampling", 600, pair, seed=0)
+    assert flawed["verdict"] == "fails" and flawed["impossible"] > 0, flawed
+    repaired = run("eagle-tree-sampling-repaired", 600, pair, seed=0)
+    assert repaired["verdict"] == "passes" and repaired["impossible"] == 0, repaired

@@ -344,3 +344,21 @@ def test_the_wrong_tree_variants_fail_the_same_test(tiny_pair, mutant, case, n):
         counts = tree_counts(target, draft, case, n, seed=1)
     zero = [s for s in counts if exact.get(s, 0.0) == 0.0]
     assert zero or chi_square_test(counts, exact)["p_value"] < 1e-6
+
+
+@pytest.mark.parametrize("quick", [False, True])
+def test_the_per_set_design_prompts_are_held_out_of_every_benchmark(quick):
+    """The trees stage's model per set is fitted on prompts after the core set, the most of a set any stage runs
+    (policies' matrix and core set, the trees stage's and the block stage's prompts are its first ones)."""
+    from specdec_site.config import build_config
+    from specdec_site.public_prompts import public_prompts
+    from specdec_site.trees_stage import held_out_prompts
+
+    cfg = build_config(quick)
+    for domain in cfg.tree_prompts:
+        used = max([cfg.core_prompts[domain], cfg.policy_prompts[domain], cfg.tree_prompts[domain],
+                    *(per_set.get(domain, 0) for _, per_set in cfg.block_runs)])
+        assert used == cfg.core_prompts[domain]
+        benchmarked = {p["text"] for p in public_prompts(domain, cfg.policy_prompt_start, used)}
+        held_out = held_out_prompts(cfg, domain)
+        assert len(held_out) == cfg.tree_design_prompts and not benchmarked & {p["text"] for p in held_out}
