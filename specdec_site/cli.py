@@ -13,7 +13,7 @@ from specdec.fileio import sha256_file, write_json_atomic
 
 from .config import build_config
 from .context import BuildError
-from .freshness import RecordedConfig, code_hash, stage_code_hash, stage_settings
+from .freshness import RecordedConfig, UndeclaredSetting, code_hash, stage_code_hash, stage_settings
 from .meta import ROOT, SCHEMA_VERSION, MemorySampler, command_line, config_hash, entry_point, git_state, metadata
 
 # re-exported (scripts and tests import them from the build's module)
@@ -258,8 +258,11 @@ def main(argv=None, prog: str | None = None) -> int:
             meta["code_sha256"] = code_hash()
             meta["stage_code_sha256"] = stage_code_hash(stage.name)
             meta["stage_config_hash"] = config_hash(stage_settings(stage.name, configs[stage.name]))
-            recorded = RecordedConfig(cfg)
-            data = stage.run(ctx, recorded)
+            recorded = RecordedConfig(cfg, stage.name)
+            try:
+                data = stage.run(ctx, recorded)
+            except UndeclaredSetting as err:
+                raise BuildError(str(err)) from None
             if recorded.undeclared(stage.name):
                 raise BuildError(f"the {stage.name} stage read settings {recorded.undeclared(stage.name)} that "
                                  "freshness.STAGE_CONFIG does not list for it (a change to them would not rerun it): "

@@ -40,7 +40,7 @@ STAGE_CONFIG = {
     "policies": ("quick", "fixed_k", "sweep_ks", "policy_prompts", "core_prompts", "policy_prompt_start",
                  "policy_tokens", "policy_prompt_cap", "modes", "sampled_temperature"),
     "trees": ("quick", "tree_prompts", "tree_rows", "tree_cost_reps", "tree_design_prompts", "tree_design_tokens",
-              "policy_prompt_start", "policy_tokens", "policy_prompt_cap", "modes", "sampled_temperature"),
+              "core_prompts", "policy_prompt_start", "policy_tokens", "policy_prompt_cap", "modes", "sampled_temperature"),
     "block": ("quick", "block_runs", "fixed_k", "policy_prompt_start", "policy_tokens", "policy_prompt_cap"),
     "exactness": ("quick", "exact_samples", "mutation_sampled_runs", "audit_samples"),
     "notebook": ("quick",),
@@ -151,17 +151,28 @@ def stage_settings(stage: str, config: dict) -> dict:
     return {key: value for key, value in config.items() if key not in fields or key in STAGE_CONFIG[stage]}
 
 
-class RecordedConfig:
-    """A read-only view of a BuildConfig that notes which fields a stage reads."""
+class UndeclaredSetting(RuntimeError):
+    """A stage read a setting that STAGE_CONFIG does not list for it."""
 
-    def __init__(self, cfg):
+
+class RecordedConfig:
+    """A read-only view of a BuildConfig that notes which fields a stage reads. Given the stage, it refuses a field
+    that STAGE_CONFIG does not list for it at the first read, before the stage has spent its minutes (the trees
+    stage once ran 12 min to be refused at the end)."""
+
+    def __init__(self, cfg, stage: str | None = None):
         object.__setattr__(self, "_cfg", cfg)
         object.__setattr__(self, "read", set())
+        object.__setattr__(self, "stage", stage)
 
     def __getattr__(self, name):
         self.read.add(name)
         for source in DERIVED.get(name, ()):
             self.read.add(source)
+        if self.stage is not None and self.undeclared(self.stage):
+            raise UndeclaredSetting(f"the {self.stage} stage read settings {self.undeclared(self.stage)} that "
+                                    "freshness.STAGE_CONFIG does not list for it (a change to them would not rerun "
+                                    "it): add them there; nothing was written for this stage")
         return getattr(self._cfg, name)
 
     def __setattr__(self, name, value):

@@ -370,7 +370,7 @@ def test_stage_code_follows_imports_through_the_library_and_the_build_package():
 
 def test_a_stage_that_reads_an_unlisted_setting_is_refused():
     from specdec_site.config import FULL
-    from specdec_site.freshness import RecordedConfig
+    from specdec_site.freshness import STAGE_CONFIG, RecordedConfig, UndeclaredSetting
 
     cfg = RecordedConfig(FULL)
     assert cfg.exact_samples == FULL.exact_samples and cfg.undeclared("exactness") == []
@@ -379,6 +379,15 @@ def test_a_stage_that_reads_an_unlisted_setting_is_refused():
     assert cfg.undeclared("traces") == ["exact_samples"]
     with pytest.raises(AttributeError):
         cfg.exact_samples = 3
+    # given the stage, at the first read, before the stage has run for minutes
+    staged = RecordedConfig(FULL, "exactness")
+    assert staged.exact_samples == FULL.exact_samples
+    with pytest.raises(UndeclaredSetting, match=r"exactness stage read settings \['modes', 'sampled_temperature'\]"):
+        staged.modes
+    # every setting each stage lists can be read without a refusal
+    for stage, names in STAGE_CONFIG.items():
+        for name in names:
+            getattr(RecordedConfig(FULL, stage), name)
 
 
 def test_the_full_build_stayed_under_14_gb_and_logged_it():
