@@ -383,7 +383,7 @@ def test_a_stage_that_reads_an_unlisted_setting_is_refused():
     staged = RecordedConfig(FULL, "exactness")
     assert staged.exact_samples == FULL.exact_samples
     with pytest.raises(UndeclaredSetting, match=r"exactness stage read settings \['modes', 'sampled_temperature'\]"):
-        staged.modes
+        _ = staged.modes
     # every setting each stage lists can be read without a refusal
     for stage, names in STAGE_CONFIG.items():
         for name in names:
