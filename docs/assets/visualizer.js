@@ -10,6 +10,17 @@
     visible = site.visible, fmt = site.fmt, textWidth = site.textWidth, configFor = site.configFor,
     noTabStops = site.noTabStops;
 
+  // Plotly.react, one call at a time per chart: a call made while the chart's last one is still drawing waits for
+  // it. Two runs rendered in one JavaScript task, a token-tree run then a chain run, otherwise left Plotly laying out
+  // a chart forever (layoutStyles, in a later task): the accept chart is hidden for the tree and shown again.
+  function react(div, data, layout, config) {
+    const drawn = (div._specdecDrawn || Promise.resolve()).catch(function () {}).then(function () {
+      return Plotly.react(div, data, layout, config);
+    });
+    div._specdecDrawn = drawn;
+    return drawn;
+  }
+
   // Each drafted token's fate and the fate of the step's own extra token, as the decoder recorded them
   // (specdec.trace.step_fates, once, when the step ran; the site's files and the Playground's race read the same). A
   // trace file written before they were recorded (schema 7 and older) gets them from its counts by the decoder's
@@ -625,7 +636,7 @@
       const fit = self.fitTokens(ids, width, s.draft_tokens[j], s.draft_tokens[j]);
       const axis = self.tokenAxis(fit.ids, s.draft_tokens[j]);
       const where = parent < 0 ? "after the prefix" : "at node " + (parent + 1);
-      return Plotly.react(pq, [
+      return react(pq, [
         { type: "bar", name: "p (target), a drafted child", x: axis.x, hovertext: axis.hover, hoverinfo: "text+y+name", marker: { color: pal.accept },
           y: fit.ids.map(function (id) { return childTokens.indexOf(id) >= 0 ? (pv[id] || 0) : null; }) },
         { type: "bar", name: "p (target), not drafted", x: axis.x, hovertext: axis.hover, hoverinfo: "text+y+name", marker: { color: tone(pal.p) },
@@ -671,7 +682,7 @@
     function drawResidual(width) {
       const fit = self.fitTokens(res.ids, width, null, null);
       const axis = self.tokenAxis(fit.ids, null);
-      return Plotly.react(resDiv, [
+      return react(resDiv, [
         { type: "bar", name: s.top_residual ? "residual" : "p", x: axis.x, y: res.probs.slice(0, fit.ids.length), hovertext: axis.hover, hoverinfo: "text+y", marker: { color: tone(s.top_residual ? pal.residual : pal.p) } },
       ], themed(titled(resDiv, title + (fit.cut > 0 ? "; top " + fit.ids.length + " of " + res.ids.length : ""),
         Object.assign({}, layoutBase, { xaxis: axis.layout, yaxis: { range: [0, 1], title: { text: "probability" } } }))), configFor(resDiv)).then(noTabStops);
@@ -697,7 +708,7 @@
       // (an empty chart with a note, not a purge: a purge races Plotly's pending redraws)
       [[pq, "p and q at the drafted positions"], [accept, "accept iff r < min(1, p/q)"]].forEach(function (pair) {
         const div = pair[0];
-        Plotly.react(div, [], themed(titled(div, pair[1], Object.assign({}, layoutBase, { xaxis: { visible: false },
+        react(div, [], themed(titled(div, pair[1], Object.assign({}, layoutBase, { xaxis: { visible: false },
           yaxis: { visible: false }, annotations: [{ text: "No drafts in this step: nothing to compare or accept.",
             showarrow: false, xref: "paper", yref: "paper", x: 0.5, y: 0.5 }] }))), configFor(div)).then(noTabStops);
       });
@@ -718,7 +729,7 @@
         const fit = self.fitTokens(all, width, s.draft_tokens[j], s.draft_tokens[j]);
         const shown = fit.ids, axis = self.tokenAxis(shown, s.draft_tokens[j]);
         const title = "p and q at position " + (j + 1) + " (\u25c0 drafted)" + (fit.cut > 0 ? "; top " + shown.length + " of " + all.length : "");
-        return Plotly.react(pq, [
+        return react(pq, [
           { type: "bar", name: "p (target)", x: axis.x, y: shown.map(function (id) { return pv[id] === undefined ? null : pv[id]; }), hovertext: axis.hover, hoverinfo: "text+y+name", marker: { color: tone(pal.p) } },
           { type: "bar", name: "q (draft)", x: axis.x, y: shown.map(function (id) { return qv[id] === undefined ? null : qv[id]; }), hovertext: axis.hover, hoverinfo: "text+y+name", marker: { color: pal.q } },
         ], themed(titled(pq, title, Object.assign({}, layoutBase, { barmode: "group", legend: LEGEND_BELOW(-0.14), xaxis: axis.layout, yaxis: { title: { text: "probability" }, range: [0, 1] } }))), configFor(pq)).then(noTabStops);
@@ -740,7 +751,7 @@
         ? [{ type: "scatter", mode: "markers", name: "block verification's h_i", x: pos, y: s.stop_probs,
              marker: { symbol: "diamond", size: 11, color: tone(pal.residual) } }] : [];
       const acceptTitle = blockRun ? "keep the longest prefix i with \u03b7_i < h_i (block verification)" : "accept iff r < min(1, p/q)";
-      Plotly.react(accept, bars.concat(hMarks, [
+      react(accept, bars.concat(hMarks, [
         // r only where it decided something: past the first rejection no draw was compared (block verification
         // compares every prefix's)
         { type: "scatter", mode: "markers", name: blockRun ? "draw \u03b7" : "draw r", x: pos, y: s.uniforms.map(function (r, i) { return !blockRun && s.fates[i] === "not evaluated" ? null : r; }), marker: { symbol: "line-ew-open", size: 28, line: { width: 3 }, color: dark() ? "#fff" : "#000" } },
@@ -762,7 +773,7 @@
       const fit = self.fitTokens(res.ids, width, null, null);
       const axis = self.tokenAxis(fit.ids, null);
       const text = title + (fit.cut > 0 ? "; top " + fit.ids.length + " of " + res.ids.length : "");
-      return Plotly.react(resDiv, [
+      return react(resDiv, [
         { type: "bar", name: s.top_residual ? "residual" : "p", x: axis.x, y: res.probs.slice(0, fit.ids.length), hovertext: axis.hover, hoverinfo: "text+y", marker: { color: tone(s.top_residual ? pal.residual : pal.p) } },
       ], themed(titled(resDiv, text, Object.assign({}, layoutBase, { xaxis: axis.layout, yaxis: { range: [0, 1], title: { text: "probability" } } }))), configFor(resDiv)).then(noTabStops);
     }
