@@ -910,10 +910,10 @@ VALUES: dict[str, Callable] = {
     "audit_specdec_pass": lambda a: _audit_count(a, "specdec", "passes"),
     "audit_transformers_pass": lambda a: _audit_count(a, "transformers", "passes"),
     "audit_controls_fail": lambda a: _audit_count(a, "control", "fails"),
-    "audit_eagle_plain": lambda a: _audit_row("eagle-tree")(a),
-    "audit_eagle_sampling": lambda a: _audit_row("eagle-tree-sampling")(a),
-    "audit_eagle_repaired": lambda a: _audit_row("eagle-tree-sampling-repaired")(a),
-    "audit_eagle_settings": lambda a: _audit_row("eagle-tree-sampling", "settings")(a),
+    "audit_eagle_plain": lambda a: _audit_row(a, "eagle-tree"),
+    "audit_eagle_sampling": lambda a: _audit_row(a, "eagle-tree-sampling"),
+    "audit_eagle_repaired": lambda a: _audit_row(a, "eagle-tree-sampling-repaired"),
+    "audit_eagle_settings": lambda a: _audit_row(a, "eagle-tree-sampling", "settings"),
     "audit_tv_detectable": lambda a: _audit_detectable(a),
     # the adaptive policy's shipped prior (specdec/prior.py) and the design tool's replay on its chains (design)
     "prior_prompts": lambda a: sum(len(ids) for ids in a.design["prompts"].values()),
@@ -1073,7 +1073,7 @@ TREE_VALUES: dict[str, Callable] = {
     "tree_code_greedy_tree_over_chain_verdict": _tree_verdict("code", "greedy", "tree"),
     "tree_code_greedy_tree_gpu_like_over_chain_verdict": _tree_verdict("code", "greedy", "tree_gpu_like"),
     # the cost model fitted per set on held-out prompts (trees_stage.design_for_set): recorded, not run
-    "tree_set_prompts": lambda a: _by_set(a, "code")["prompts"].__len__(),
+    "tree_set_prompts": lambda a: len(_by_set(a, "code")["prompts"]),
     "tree_set_code_first": lambda a: _by_set(a, "code")["prompts"][0],
     "tree_set_code_rank0": lambda a: f"{100 * _by_set(a, 'code')['accept_by_rank'][0]:.0f}%",
     "tree_set_code_beyond_rank0": lambda a: f"{100 * sum(_by_set(a, 'code')['accept_by_rank'][1:]):.0f}%",
@@ -1151,14 +1151,12 @@ def _audit_group(row: dict) -> str:
     return row.get("family") or ("control" if row["control"] else row["reference"])
 
 
-def _audit_row(name: str, field: str = "verdict") -> Callable:
+def _audit_row(a, name: str, field: str = "verdict") -> str:
     """One audit row's verdict and p-value, in words ("passes (p = 0.42)"), or another of its fields."""
-    def value(a) -> str:
-        row = next((r for r in a["exactness"]["audit"]["rows"] if r["name"] == name), None)
-        if row is None:
-            raise NotRecorded(f"audit row {name}")  # a run from before the row was in the table
-        return f"{row['verdict']} (p = {fmt_p(row['p_value'], 2)})" if field == "verdict" else row[field]
-    return value
+    row = next((r for r in a["exactness"]["audit"]["rows"] if r["name"] == name), None)
+    if row is None:
+        raise NotRecorded(f"audit row {name}")  # a run from before the row was in the table
+    return f"{row['verdict']} (p = {fmt_p(row['p_value'], 2)})" if field == "verdict" else row[field]
 
 
 def _audit_count(a, group: str, verdict: str) -> str:
