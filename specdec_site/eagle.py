@@ -78,10 +78,13 @@ def eagle_sampler(tree: Sequence[Sequence[int]] = EAGLE_TREE, repaired: bool = F
     per node). repaired: where evaluate_posterior returns the target's plain softmax (after an accepted path or at a
     leaf), draw from the processed distribution instead, as every other draw of the rule does: EAGLE's rule with
     its one known flaw mended, the audit's evidence that the flaw, not this driver, is what a failing row shows."""
+    from specdec import TreeShape
+
     utils = load_eagle_utils()
-    paths = sorted((tuple(p) for p in tree), key=lambda p: (len(p), p))  # EAGLE's order (generate_tree_buffers)
-    if not paths or max(max(p) for p in paths) >= utils.TOPK:
+    shape = TreeShape(tuple(tuple(p) for p in tree))  # the decoder's own check: ranks >= 0, every prefix a path
+    if max(max(p) for p in shape.paths) >= utils.TOPK:
         raise ValueError(f"a tree of rank paths below EAGLE's TOPK = {utils.TOPK}, got {tree!r}")
+    paths = sorted(shape.paths, key=lambda p: (len(p), p))  # EAGLE's order (generate_tree_buffers)
     buffers = utils.generate_tree_buffers([list(p) for p in paths], device="cpu")
     tree_indices, retrieve = buffers["tree_indices"], buffers["retrieve_indices"]
     depth = max(len(p) for p in paths)
@@ -98,6 +101,11 @@ def eagle_sampler(tree: Sequence[Sequence[int]] = EAGLE_TREE, repaired: bool = F
             logits = model(input_ids=seqs).logits[:, -1].float()  # (rows, V)
             return logits, torch.softmax(processor(None, logits), dim=-1)
 
+        def extended(seq: torch.Tensor, level: list[tuple], token_of: dict) -> torch.Tensor:
+            """The sequence followed by each rank path's tokens, one row per path (they have one length)."""
+            return torch.stack([torch.cat([seq, torch.tensor([token_of[p[:i + 1]] for i in range(len(p))],
+                                                             dtype=torch.int64)]) for p in level])
+
         seq = prompt.clone()
         while seq.numel() < prompt.numel() + new_tokens:
             # 1. the draft's children of every parent, depth by depth, in EAGLE's layout
@@ -107,9 +115,7 @@ def eagle_sampler(tree: Sequence[Sequence[int]] = EAGLE_TREE, repaired: bool = F
             op = []  # per depth: the processed draft distribution of each parent there, in EAGLE's order
             for d in range(depth):
                 level = [p for p in parents if len(p) == d]
-                contexts = torch.stack([torch.cat([seq, torch.tensor([token_of[p[:i + 1]] for i in range(d)],
-                                                                     dtype=torch.int64)]) for p in level])
-                _, q = processed(draft, contexts)
+                _, q = processed(draft, extended(seq, level, token_of))
                 op.append(q)
                 for parent, q_row in zip(level, q):
                     tokens, probs = sample_children(q_row[None], width[parent], generator)
@@ -125,9 +131,7 @@ def eagle_sampler(tree: Sequence[Sequence[int]] = EAGLE_TREE, repaired: bool = F
             node_logits = {(): processed(target, seq[None])[0][0]}
             for d in range(1, depth + 1):
                 level = [p for p in paths if len(p) == d]
-                batch = torch.stack([torch.cat([seq, torch.tensor([token_of[p[:i + 1]] for i in range(d)],
-                                                                  dtype=torch.int64)]) for p in level])
-                node_logits.update(zip(level, processed(target, batch)[0]))
+                node_logits.update(zip(level, processed(target, extended(seq, level, token_of))[0]))
             for j, row in enumerate(retrieve.tolist()):
                 for i, index in enumerate(row):
                     if index >= 0:

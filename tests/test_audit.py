@@ -217,6 +217,10 @@ def test_eagle_driver_refuses_a_tree_eagle_cannot_hold():
 
     with pytest.raises(ValueError, match="below EAGLE's TOPK"):
         eagle_sampler([(0,), (10,)])
+    # what the decoder's TreeShape refuses, the driver refuses with the same words
+    for tree, message in (([], "needs 1 to"), ([(0, 0)], "lacks the parent of"), ([(-1,)], "ranks >= 0")):
+        with pytest.raises(ValueError, match=message):
+            eagle_sampler(tree)
 
 
 @pytest.mark.slow  # sampled: a chi-square test apiece
