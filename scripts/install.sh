@@ -33,3 +33,20 @@ fi
 # transformers only. Last, so that pip's resolver never weighs those pins against the line above.
 .venv/bin/pip install -q --no-deps "eagle-llm==1.2.1"
 [ -z "$apt_pid" ] || wait "$apt_pid"
+# The narrative prompt set (specdec_site/public_prompts.py): Jane Austen's novels as Debian packages the janeaustenr
+# R package (1.6 MB). Unpacked into the environment without R, which only reads its data (specdec_site/rdata.py).
+# Elsewhere: `apt-get install r-cran-janeaustenr`, or janeaustenr from CRAN, or SPECDEC_JANEAUSTENR=<its folder>.
+austen=.venv/share/janeaustenr
+if [ ! -f "$austen/data/Rdata.rdb" ] && [ ! -f /usr/lib/R/site-library/janeaustenr/data/Rdata.rdb ]; then
+  if command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null; then
+    tmp=$(mktemp -d)
+    (cd "$tmp" && { apt-get download -qq r-cran-janeaustenr=1.0.0-1 2>/dev/null \
+       || { [ "$(id -u)" = 0 ] && apt-get update -qq && apt-get download -qq r-cran-janeaustenr=1.0.0-1; }; }) \
+      && dpkg-deb -x "$tmp"/r-cran-janeaustenr_*.deb "$tmp/root" \
+      && mkdir -p .venv/share && rm -rf "$austen" && mv "$tmp/root/usr/lib/R/site-library/janeaustenr" "$austen" \
+      || echo "install.sh: could not fetch r-cran-janeaustenr; the narrative prompt set needs it (see README)"
+    rm -rf "$tmp"
+  else
+    echo "install.sh: no apt-get here; the narrative prompt set needs the janeaustenr R package (see README)"
+  fi
+fi

@@ -11,7 +11,13 @@ by their choices.
 
     python scripts/simulate_policies.py collect --start 12 --count 6 --out /tmp/chains.json  # models, ~15 min
     python scripts/simulate_policies.py replay scripts/design_chains.json.gz                 # a minute, no model
+    python scripts/simulate_policies.py replay scripts/design_chains.json.gz scripts/design_chains_narrative.json.gz \
+        --signals --json docs/data/design-replay.json                                        # the site's replay tables
     python scripts/simulate_policies.py fit scripts/design_chains.json.gz                    # writes specdec/prior.py
+
+scripts/design_chains_narrative.json.gz holds the narrative set's design prompts (issue 47: recorded after the prior
+was fitted, so the prior has not seen them); `replay` also reports, per set, the prior's calibration against the set's
+own and how the same rule fares with one part of its prior changed (prior_sensitivity).
 
 Use prompts the benchmark does not use (the policies stage uses the first 6 of each set) to design on.
 `replay` also prints two reference points for measured / oracle (neither bounds every causal rule: the adaptive
@@ -402,13 +408,50 @@ def domain_costs(data: dict, domain: str, per_k: bool = True) -> Costs:
     return costs(domain, per_k)
 
 
+def bin_acceptance(prompts: list[dict], bins: int = 10) -> tuple[list[int], list[float | None]]:
+    """(reached drafts, the share of them accepted) per confidence bin of the prompts' chains (None: an empty bin)."""
+    tried, accepted = [0] * bins, [0] * bins
+    for _, _, confidence, was_accepted in reached_drafts(prompts):
+        b = min(bins - 1, int(confidence * bins))
+        tried[b] += 1
+        accepted[b] += was_accepted
+    return tried, [a / t if t else None for t, a in zip(tried, accepted)]
+
+
+SENSITIVITY = ("the prior's acceptance set to this set's own (hindsight)", "the prior's rate set to this set's own "
+               "(hindsight)", "prior strength 5 (a quarter: the run's drafts take over sooner)",
+               "prior strength 80 (four times: the prior holds longer)")
+
+
+def prior_sensitivity(prompts: list[dict], cost: Costs, k: int, shipped_seconds: list[float]) -> dict:
+    """Why the adaptive policy does what it does on a set: per prompt, the shipped policy's replayed seconds ÷ those of
+    the same rule with one part of its prior changed (the median; above 1, the change is faster), for each change in
+    SENSITIVITY. The two hindsight changes take from the prompts they are scored on what no causal run knows in
+    advance: they bound what a better prior of that part could win on this set."""
+    import specdec.prior as module
+    from specdec.policies import AdaptivePolicy
+
+    shipped = {key: getattr(module, name) for key, name in shipped_prior.NAMES.items()}
+    _, own = bin_acceptance(prompts, len(shipped["acceptance"]))
+    own_rate = statistics.median(replay_speedup(p["chains"], s, cost) for p, s in zip(prompts, shipped_seconds))
+    changes = dict(zip(SENSITIVITY, (
+        {"acceptance": [o if o is not None else a for o, a in zip(own, shipped["acceptance"])]},
+        {"rate": own_rate}, {"strength": shipped["strength"] / 4}, {"strength": shipped["strength"] * 4})))
+    out = {}
+    for name, change in changes.items():
+        with shipped_prior({**shipped, **change}):
+            seconds = [replay_one(p["chains"], AdaptivePolicy(k), cost)[0] for p in prompts]
+        out[name] = statistics.median(old / new for old, new in zip(shipped_seconds, seconds))
+    return {"own_rate": own_rate, "ratios": out}
+
+
 def replay(args) -> None:
     data = load_chains(args.chains)
     k = data["k"] if args.k is None else args.k
     if not 1 <= k <= data["k"]:
         sys.exit(f"--k {k}: the chains in {', '.join(args.chains)} were recorded with up to {data['k']} drafts "
                  f"(collect --k {k} records longer ones)")
-    table, references, versus = {}, {}, {}
+    table, references, versus, sensitivity = {}, {}, {}, {}
     for domain in sorted({p["domain"] for p in data["prompts"]}):
         cost = domain_costs(data, domain, per_k=args.verify_cost == "per-k")
         ks = ", ".join(f"{k}: {v:.3f}" for k, v in cost.per_k.items()) or "none"
@@ -428,6 +471,7 @@ def replay(args) -> None:
                                            zip(runs["adaptive before issue 37"], runs["adaptive"]))
         cap = statistics.median(oracle / oracle_plus_one(p["chains"], cost, k) for p, oracle in zip(prompts, oracles))
         references[domain] = (*hindsight_threshold(prompts, oracles, cost, k), cap)
+        sensitivity[domain] = prior_sensitivity(prompts, cost, k, runs["adaptive"])
     domains = sorted({d for row in table.values() for d in row})
     counts = {d: sum(p["domain"] == d for p in data["prompts"]) for d in domains}
     print(f"\nmedians over the design prompts ({', '.join(f'{d} {n}' for d, n in counts.items())})")
@@ -440,6 +484,18 @@ def replay(args) -> None:
     for d, (hindsight, tau, cap) in references.items():
         print(f"  {d}: survival threshold fitted in hindsight {hindsight:.3f} (survival >= {tau:.2f}, calibration and tau "
               f"fitted on these prompts); drafting the accepted run plus the rejected token (structural cap) {cap:.3f}")
+    import specdec.prior as prior
+
+    print(f"\nthe adaptive rule with one part of its prior changed: shipped seconds / changed seconds, per prompt, median "
+          f"(the shipped prior's rate: {prior.RATE} tokens per pass, strength {prior.STRENGTH})")
+    for d, sens in sensitivity.items():
+        print(f"  {d} (the shipped policy's own rate here: {sens['own_rate']:.2f}): " +
+              "; ".join(f"{name} {v:.3f}" for name, v in sens["ratios"].items()))
+    calibration = {d: bin_acceptance([p for p in data["prompts"] if p["domain"] == d]) for d in domains}
+    print("\nP(accepted | reached, confidence bin): the shipped prior, then each set's own design chains (drafts)")
+    print("  prior: " + " ".join(f"{a:.2f}" for a in prior.ACCEPTANCE))
+    for d, (tried, rate) in calibration.items():
+        print(f"  {d}: " + " ".join("-" if r is None else f"{r:.2f}({t})" for t, r in zip(tried, rate)))
     if args.json:
         from specdec.fileio import write_json_atomic
 
@@ -453,7 +509,13 @@ def replay(args) -> None:
                          for name, row in table.items()},
             "adaptive_over_previous": {d: round(v, 4) for d, v in versus.items()},
             "references": {d: {"hindsight": round(h, 4), "hindsight_tau": tau, "cap": round(cap, 4)}
-                           for d, (h, tau, cap) in references.items()}})
+                           for d, (h, tau, cap) in references.items()},
+            "prior": {"acceptance": prior.ACCEPTANCE, "rate": prior.RATE, "strength": prior.STRENGTH},
+            "calibration": {d: {"tried": tried, "acceptance": [None if r is None else round(r, 4) for r in rate]}
+                            for d, (tried, rate) in calibration.items()},
+            "sensitivity": {d: {"own_rate": round(sens["own_rate"], 4),
+                                "ratios": {name: round(v, 4) for name, v in sens["ratios"].items()}}
+                            for d, sens in sensitivity.items()}})
 
 
 # ---------------------------------------------------------------- fit the shipped prior (no model)
@@ -790,8 +852,8 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("collect", help="record greedy draft chains with the real pair")
-    c.add_argument("--domains", nargs="+", default=["code", "prose", "dialogue"],
-                   choices=["code", "prose", "dialogue"])
+    c.add_argument("--domains", nargs="+", default=["code", "prose", "dialogue", "narrative"],
+                   choices=["code", "prose", "dialogue", "narrative"])
     c.add_argument("--start", type=int, default=12, help="first public prompt (the benchmark uses 0-11)")
     c.add_argument("--count", type=int, default=6)
     c.add_argument("--tokens", type=int, default=48)

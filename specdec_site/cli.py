@@ -25,6 +25,7 @@ from .options import (  # noqa: F401
     add_model_options,
     committed_folder_problem,
     device_choices,
+    hold_build_lock,
     make_context,
     out_problem,
     prompts_past_context,
@@ -208,6 +209,7 @@ def main(argv=None, prog: str | None = None) -> int:
     cfg = build_config(args.quick, args.k, args.temperature, args.prompt_table)
     out = ROOT / "docs" / "data" / ctx.device.type if args.out is None else Path(args.out).expanduser()
     prove_writable(out)
+    lock = hold_build_lock(out)  # noqa: F841  (held until the build ends): a second build of `out` stops here
     stages = [STAGES[s] for s in args.stages.split(",")]
 
     # The build's own log, beside its artifacts: what ran, when, at which commit, how long, peak memory. Appended,

@@ -14,10 +14,11 @@ import plotly.graph_objects as go
 from specdec.theory import speedup_from_tokens_per_pass
 
 from .acceptance import draft_yield, tested_acceptance, theory
+from .public_prompts import LABELS
 
 # One home for colours: the figures use them here, the visualizer gets them through visualizer.json.
 PALETTE = {
-    "code": "#3f51b5", "prose": "#e91e63", "dialogue": "#00838f",  # domains
+    "code": "#3f51b5", "prose": "#e91e63", "dialogue": "#00838f", "narrative": "#8d6e63",  # domains
     # dark enough for 3:1 on white, light enough for 3:1 on the dark scheme's slate (or toned there: DARK_TONES)
     "p": "#3f51b5", "q": "#ef6c00", "residual": "#9c27b0", "target_only": "#607d8b",
     "accept": "#388e3c", "reject": "#f44336", "unevaluated": "#757575",
@@ -25,6 +26,11 @@ PALETTE = {
     "accepted": "#a5d6a7", "rejected": "#ef9a9a", "resampled": "#ce93d8", "bonus": "#90caf9",
 }
 DASH = {"greedy": "solid", "sampled": "dash"}
+
+
+def set_name(domain: str) -> str:
+    """A prompt set as the pages name it ("prose" is technical prose: the Python Language Reference)."""
+    return LABELS.get(domain, domain)
 # Layout defaults of the visualizer's small charts (drawn in the browser from visualizer.json).
 CHART_LAYOUT = {"margin": {"t": 40, "r": 10, "b": 80, "l": 50}, "height": 340, "title": {"font": {"size": 13}},
                 "legend": {"orientation": "h", "y": 1.12, "x": 1, "xanchor": "right"}}
@@ -61,7 +67,7 @@ def layout(title: str, x: str, y: str, **extra) -> dict:
 
 
 def label(sweep: dict) -> str:
-    return f"{sweep['domain']}, {sweep['mode']}"
+    return f"{set_name(sweep['domain'])}, {sweep['mode']}"
 
 
 # ---------------------------------------------------------------- benchmark figures
@@ -96,9 +102,9 @@ def fig_theory_vs_measured(a) -> go.Figure:
             continue
         ks = [r["k"] for r in s["spec"]]
         color = PALETTE[s["domain"]]
-        fig.add_scatter(x=ks, y=[r["speedup"]["median"] for r in s["spec"]], name=f"measured: {s['domain']}",
+        fig.add_scatter(x=ks, y=[r["speedup"]["median"] for r in s["spec"]], name=f"measured: {set_name(s['domain'])}",
                         mode="lines+markers", line={"color": color}, legendgroup=s["domain"])
-        fig.add_scatter(x=ks, y=[theory(r)["speedup_eq8"] for r in s["spec"]], name=f"eq. (8) at â: {s['domain']}",
+        fig.add_scatter(x=ks, y=[theory(r)["speedup_eq8"] for r in s["spec"]], name=f"eq. (8) at â: {set_name(s['domain'])}",
                         mode="lines", line={"color": color, "dash": "dash"}, legendgroup=s["domain"],
                         customdata=[round(tested_acceptance(r), 3) for r in s["spec"]],
                         hovertemplate="k = %{x}: %{y:.2f}× at â = %{customdata}<extra>%{fullData.name}</extra>")
@@ -160,7 +166,7 @@ def fig_accepted_length_histogram(a) -> go.Figure:
         r = histogram_row(a, domain)
         total = sum(r["accepted_length_histogram"]) or 1
         fig.add_bar(x=list(range(len(r["accepted_length_histogram"]))), y=[h / total for h in r["accepted_length_histogram"]],
-                    name=f"{domain}, greedy, k={r['k']}", marker={"color": PALETTE[domain]})
+                    name=f"{set_name(domain)}, greedy, k={r['k']}", marker={"color": PALETTE[domain]})
     fig.update_layout(**layout("How many drafts a step accepts", "accepted draft tokens in a step", "fraction of steps",
                                barmode="group"))
     return fig
@@ -235,7 +241,7 @@ def fig_verify_cost(a) -> go.Figure:
                     line={"color": PALETTE["target_only"], "dash": "dash"})
     for s in a["policies"]["sweeps"]:
         fig.add_scatter(x=[r["k"] for r in s["spec"]], y=[r["verify_cost"] for r in s["spec"]], mode="lines+markers",
-                        name=f"one verify pass of k + 1 tokens: {s['domain']}", line={"color": PALETTE[s["domain"]]})
+                        name=f"one verify pass of k + 1 tokens: {set_name(s['domain'])}", line={"color": PALETTE[s["domain"]]})
     fig.update_layout(**layout("Checking k drafts costs about one target pass", "k (drafts checked in one pass)",
                                "cost in single-token target passes", yaxis={"rangemode": "tozero"}))
     return fig
@@ -346,13 +352,13 @@ def fig_choosing_k(a) -> go.Figure:
         order = [x for x in labels[::-1] if x not in order] + order
         med = [e[1]["median"] for e in entries]
         counts = [e[1]["prompts"] for e in entries]
-        fig.add_bar(y=labels, x=med, name=f"measured: {domain}", orientation="h", marker={"color": PALETTE[domain]},
+        fig.add_bar(y=labels, x=med, name=f"measured: {set_name(domain)}", orientation="h", marker={"color": PALETTE[domain]},
                     error_x={"type": "data", "symmetric": False,
                              "array": [e[1]["ci95"][1] - m for e, m in zip(entries, med)],
                              "arrayminus": [m - e[1]["ci95"][0] for e, m in zip(entries, med)]},
                     customdata=counts, hovertemplate="%{y}: %{x:.2f}× (%{customdata} prompts)<extra>" + domain + "</extra>")
         oracle = [statistics.median(e[2]) if e[2] else None for e in entries]
-        fig.add_scatter(y=labels, x=oracle, mode="markers", name=f"oracle bound: {domain}",
+        fig.add_scatter(y=labels, x=oracle, mode="markers", name=f"oracle bound: {set_name(domain)}",
                         marker={"color": PALETTE[domain], "symbol": "line-ns-open", "size": 16, "line": {"width": 3}},
                         hovertemplate="%{y}: oracle %{x:.2f}×<extra>" + domain + "</extra>")
     fig.add_vline(x=1, line={"color": "gray", "width": 1})
@@ -441,7 +447,7 @@ def _tree_bars(a, what: str, title: str, x: str) -> go.Figure:
     bars, a row per domain and mode (its name reads across, never rotated under a narrow plot), the first on top."""
     t = a["trees"]
     names = tree_variant_names(t)
-    cats = [f"{d}, {m}" for d in t["domains"] for m in ("greedy", "sampled")]
+    cats = [f"{set_name(d)}, {m}" for d in t["domains"] for m in ("greedy", "sampled")]
     fig = go.Figure()
     for variant, name in reversed(names.items()):
         ys, xs, lo, hi = [], [], [], []
@@ -487,7 +493,7 @@ BLOCK_RATIOS = {"tokens_per_pass_ratio": ("tokens per pass, measured", PALETTE["
 
 def _block_cats(b) -> list[tuple[str, str, dict]]:
     """(label, domain, summary) per temperature and domain of the block stage, in the order run."""
-    return [(f"{d}, T = {t['temperature']:g}", d, t["domains"][d]["summary"]) for t in b["temperatures"]
+    return [(f"{set_name(d)}, T = {t['temperature']:g}", d, t["domains"][d]["summary"]) for t in b["temperatures"]
             for d in t["domains"]]
 
 

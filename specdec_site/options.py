@@ -84,6 +84,34 @@ def prove_writable(out: Path) -> None:
         raise BuildError(f"--out {out}: cannot write there ({err.strerror or err}); nothing was run") from err
 
 
+def hold_build_lock(out: Path):
+    """Hold an exclusive lock on the artifact folder for the life of the build (the returned file: keep it), or raise
+    BuildError when another build holds it. Two builds of one folder ran at once (a `site.sh` started beside a
+    running build): both timed their runs on a shared CPU and interleaved their lines in build-log.txt. The lock file
+    lives in the temporary folder, named for the artifact folder's path, so the folder itself gets no stray file;
+    the operating system releases the lock when the process ends, killed or not."""
+    import fcntl
+    import hashlib
+    import tempfile
+    import time
+
+    name = hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:16]
+    handle = open(Path(tempfile.gettempdir()) / f"specdec-build-{name}.lock", "a+", encoding="utf-8")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip() or "another process"
+        handle.close()
+        raise BuildError(f"another build is writing {out} ({holder}): wait for it to end or stop it; nothing was "
+                         "run") from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"pid {os.getpid()}, started {time.strftime('%Y-%m-%d %H:%M:%S')}")
+    handle.flush()
+    return handle
+
+
 def device_choices(device_type: str, dtype: str | None, no_int8: bool = False, no_packed: bool = False) -> dict:
     """The device-dependent choices, in one pure function (unit-tested on any machine, CUDA's too): the weights'
     dtype (float32 on CPU, bfloat16 on CUDA unless --dtype), oneDNN packing and the int8 draft (CPU kernels for

@@ -20,7 +20,7 @@ from .cost_curve import H200
 from .figures import chain_runs, histogram_row, pick, predicted_from_tpp, seconds_per_token
 from .meta import ROOT
 from .policies_stage import HF_VARIANTS, VARIANTS, summarize
-from .public_prompts import SOURCES
+from .public_prompts import LABELS, SOURCES
 
 
 def fmt(x, digits: int = 2) -> str:
@@ -465,6 +465,13 @@ def _hf_same_output(a):
     return f"{sum(runs)} of {len(runs)}"
 
 
+
+
+
+
+POLICY_SETS = ("code", "prose", "dialogue", "narrative")  # public_prompts.SOURCES, as the policies stage runs them
+
+
 VALUES: dict[str, Callable] = {
     # provenance
     "device": lambda a: _meta(a)["device"]["name"],
@@ -561,6 +568,20 @@ VALUES: dict[str, Callable] = {
     "dialogue_greedy_greedy_equal": _greedy_equal("dialogue"),
     "dialogue_greedy_near_best": _near_best("dialogue"),
     "dialogue_greedy_measured_over_eq8": _over_eq8("dialogue"),
+    # the narrative set's sweep (the policies stage sweeps every set; issue 47), as dialogue's above
+    "narrative_greedy_best_k": _best("narrative", "greedy", lambda r: r["k"]),
+    "narrative_greedy_best_speedup": _best("narrative", "greedy", _speedup),
+    "narrative_greedy_best_alpha": _best("narrative", "greedy", lambda r: fmt(tested_acceptance(r))),
+    "narrative_greedy_k1_alpha": _k1("narrative", "greedy", lambda r: fmt(tested_acceptance(r))),
+    "narrative_greedy_kmax": _kmax("narrative", "greedy", lambda r: r["k"]),
+    "narrative_greedy_kmax_alpha": _kmax("narrative", "greedy", lambda r: fmt(tested_acceptance(r))),
+    "narrative_greedy_kmax_draft_yield": _kmax("narrative", "greedy", lambda r: fmt(draft_yield(r))),
+    "narrative_greedy_kmax_speedup": _kmax("narrative", "greedy", _speedup),
+    "narrative_greedy_first_position": _kmax("narrative", "greedy", lambda r: _maybe(r["per_position_acceptance"][0])),
+    "narrative_greedy_later_positions": _kmax("narrative", "greedy", _later_positions),
+    "narrative_greedy_greedy_equal": _greedy_equal("narrative"),
+    "narrative_greedy_near_best": _near_best("narrative"),
+    "narrative_greedy_measured_over_eq8": _over_eq8("narrative"),
     "code_greedy_best_c": _best("code", "greedy", lambda r: fmt(r["c"], 3)),
     # the histogram's and the time breakdown's findings
     "hist_k": lambda a: histogram_row(a, "code")["k"],
@@ -570,6 +591,8 @@ VALUES: dict[str, Callable] = {
     "hist_prose_none": _histogram_share("prose", "none"),
     "hist_dialogue_all": _histogram_share("dialogue", "all"),
     "hist_dialogue_none": _histogram_share("dialogue", "none"),
+    "hist_narrative_all": _histogram_share("narrative", "all"),
+    "hist_narrative_none": _histogram_share("narrative", "none"),
     "hf_adaptive_ahead_prompts": _adaptive_ahead_of_hf,
     "traces_sampled_beta": _sampled_traces_acceptance("beta"),
     "traces_sampled_tested": _sampled_traces_acceptance("alpha_hat"),
@@ -603,24 +626,12 @@ VALUES: dict[str, Callable] = {
     "pol_runs_per_core_prompt": _pol_runs_per_prompt("core"),
     "pol_sampled_temperature": lambda a: a["policies"]["sampled_temperature"],
     "pol_sweep_prompts": lambda a: ", ".join(p for d in a["policies"]["domains"] for p in _sweep(d, "greedy")(a)["prompts"]),
+    # the policies stage, code: polm_ over the matrix's prompts, pol_ over every prompt of the core set
     "pol_code_prompts": lambda a: len(a["policies"]["domains"]["code"]["rows"]),
-    "pol_prose_prompts": lambda a: len(a["policies"]["domains"]["prose"]["rows"]),
     "pol_code_source": lambda a: a["policies"]["domains"]["code"]["source"]["name"],
     "pol_code_licence": lambda a: a["policies"]["domains"]["code"]["source"]["licence"],
-    "pol_prose_source": lambda a: a["policies"]["domains"]["prose"]["source"]["name"],
-    "pol_prose_licence": lambda a: a["policies"]["domains"]["prose"]["source"]["licence"],
     "pol_code_first": lambda a: a["policies"]["domains"]["code"]["rows"][0]["prompt"],
     "pol_code_last": lambda a: a["policies"]["domains"]["code"]["rows"][-1]["prompt"],
-    "pol_prose_first": lambda a: a["policies"]["domains"]["prose"]["rows"][0]["prompt"],
-    "pol_prose_last": lambda a: a["policies"]["domains"]["prose"]["rows"][-1]["prompt"],
-    "pol_dialogue_prompts": lambda a: len(a["policies"]["domains"]["dialogue"]["rows"]),
-    "pol_dialogue_source": lambda a: a["policies"]["domains"]["dialogue"]["source"]["name"],
-    "pol_dialogue_licence": lambda a: a["policies"]["domains"]["dialogue"]["source"]["licence"],
-    "pol_dialogue_first": lambda a: a["policies"]["domains"]["dialogue"]["rows"][0]["prompt"],
-    "pol_dialogue_last": lambda a: a["policies"]["domains"]["dialogue"]["rows"][-1]["prompt"],
-    "pol_same_output": _pol_same_output,
-    "pol_hf_same_output": _hf_same_output,
-    # the policies stage, code: polm_ over the matrix's prompts, pol_ over every prompt of the core set
     "polm_code_hf_default_median": _pol("code", "hf_default", M["median"], "matrix"),
     "pol_code_hf_default_median": _pol("code", "hf_default", M["median"]),
     "polm_code_hf_default_ci": _pol("code", "hf_default", M["ci"], "matrix"),
@@ -699,6 +710,11 @@ VALUES: dict[str, Callable] = {
     "pol_code_best_oracle_speedup_median": _best_oracle_speedup("code", "median"),
     "pol_code_best_oracle_speedup_ci": _best_oracle_speedup("code", "ci"),
     # the policies stage, prose: polm_ over the matrix's prompts, pol_ over every prompt of the core set
+    "pol_prose_prompts": lambda a: len(a["policies"]["domains"]["prose"]["rows"]),
+    "pol_prose_source": lambda a: a["policies"]["domains"]["prose"]["source"]["name"],
+    "pol_prose_licence": lambda a: a["policies"]["domains"]["prose"]["source"]["licence"],
+    "pol_prose_first": lambda a: a["policies"]["domains"]["prose"]["rows"][0]["prompt"],
+    "pol_prose_last": lambda a: a["policies"]["domains"]["prose"]["rows"][-1]["prompt"],
     "polm_prose_hf_default_median": _pol("prose", "hf_default", M["median"], "matrix"),
     "pol_prose_hf_default_median": _pol("prose", "hf_default", M["median"]),
     "polm_prose_hf_default_ci": _pol("prose", "hf_default", M["ci"], "matrix"),
@@ -777,6 +793,11 @@ VALUES: dict[str, Callable] = {
     "pol_prose_best_oracle_speedup_median": _best_oracle_speedup("prose", "median"),
     "pol_prose_best_oracle_speedup_ci": _best_oracle_speedup("prose", "ci"),
     # the policies stage, dialogue: polm_ over the matrix's prompts, pol_ over every prompt of the core set
+    "pol_dialogue_prompts": lambda a: len(a["policies"]["domains"]["dialogue"]["rows"]),
+    "pol_dialogue_source": lambda a: a["policies"]["domains"]["dialogue"]["source"]["name"],
+    "pol_dialogue_licence": lambda a: a["policies"]["domains"]["dialogue"]["source"]["licence"],
+    "pol_dialogue_first": lambda a: a["policies"]["domains"]["dialogue"]["rows"][0]["prompt"],
+    "pol_dialogue_last": lambda a: a["policies"]["domains"]["dialogue"]["rows"][-1]["prompt"],
     "polm_dialogue_hf_default_median": _pol("dialogue", "hf_default", M["median"], "matrix"),
     "pol_dialogue_hf_default_median": _pol("dialogue", "hf_default", M["median"]),
     "polm_dialogue_hf_default_ci": _pol("dialogue", "hf_default", M["ci"], "matrix"),
@@ -854,6 +875,92 @@ VALUES: dict[str, Callable] = {
     "pol_dialogue_adaptive_capped_oracle_past_cap": _capped("dialogue", "adaptive", "past_cap"),
     "pol_dialogue_best_oracle_speedup_median": _best_oracle_speedup("dialogue", "median"),
     "pol_dialogue_best_oracle_speedup_ci": _best_oracle_speedup("dialogue", "ci"),
+    # the policies stage, narrative: polm_ over the matrix's prompts, pol_ over every prompt of the core set
+    "pol_narrative_prompts": lambda a: len(a["policies"]["domains"]["narrative"]["rows"]),
+    "pol_narrative_source": lambda a: a["policies"]["domains"]["narrative"]["source"]["name"],
+    "pol_narrative_licence": lambda a: a["policies"]["domains"]["narrative"]["source"]["licence"],
+    "pol_narrative_first": lambda a: a["policies"]["domains"]["narrative"]["rows"][0]["prompt"],
+    "pol_narrative_last": lambda a: a["policies"]["domains"]["narrative"]["rows"][-1]["prompt"],
+    "polm_narrative_hf_default_median": _pol("narrative", "hf_default", M["median"], "matrix"),
+    "pol_narrative_hf_default_median": _pol("narrative", "hf_default", M["median"]),
+    "polm_narrative_hf_default_ci": _pol("narrative", "hf_default", M["ci"], "matrix"),
+    "pol_narrative_hf_default_ci": _pol("narrative", "hf_default", M["ci"]),
+    "polm_narrative_hf_constant_median": _pol("narrative", "hf_constant", M["median"], "matrix"),
+    "polm_narrative_hf_constant_ci": _pol("narrative", "hf_constant", M["ci"], "matrix"),
+    "polm_narrative_hf_default_fp32_median": _pol("narrative", "hf_default_fp32", M["median"], "matrix"),
+    "polm_narrative_hf_default_fp32_ci": _pol("narrative", "hf_default_fp32", M["ci"], "matrix"),
+    "polm_narrative_hf_prompt_lookup_median": _pol("narrative", "hf_prompt_lookup", M["median"], "matrix"),
+    "polm_narrative_hf_prompt_lookup_ci": _pol("narrative", "hf_prompt_lookup", M["ci"], "matrix"),
+    "polm_narrative_fixed_median": _pol("narrative", "fixed", M["median"], "matrix"),
+    "pol_narrative_fixed_median": _pol("narrative", "fixed", M["median"]),
+    "polm_narrative_fixed_ci": _pol("narrative", "fixed", M["ci"], "matrix"),
+    "pol_narrative_fixed_ci": _pol("narrative", "fixed", M["ci"]),
+    "polm_narrative_fixed_over_oracle": _pol("narrative", "fixed", M["over_oracle"], "matrix"),
+    "pol_narrative_fixed_over_oracle": _pol("narrative", "fixed", M["over_oracle"]),
+    "polm_narrative_fixed_over_hf": _pol("narrative", "fixed", M["over_hf"], "matrix"),
+    "pol_narrative_fixed_over_hf": _pol("narrative", "fixed", M["over_hf"]),
+    "polm_narrative_fixed_over_hf_ci": _pol("narrative", "fixed", M["over_hf_ci"], "matrix"),
+    "pol_narrative_fixed_over_hf_ci": _pol("narrative", "fixed", M["over_hf_ci"]),
+    "polm_narrative_fixed_over_hf_constant": _pol("narrative", "fixed", M["over_hf_constant"], "matrix"),
+    "polm_narrative_fixed_over_hf_constant_ci": _pol("narrative", "fixed", M["over_hf_constant_ci"], "matrix"),
+    "polm_narrative_confidence_median": _pol("narrative", "confidence", M["median"], "matrix"),
+    "polm_narrative_confidence_ci": _pol("narrative", "confidence", M["ci"], "matrix"),
+    "polm_narrative_confidence_over_oracle": _pol("narrative", "confidence", M["over_oracle"], "matrix"),
+    "polm_narrative_confidence_over_hf": _pol("narrative", "confidence", M["over_hf"], "matrix"),
+    "polm_narrative_confidence_over_hf_ci": _pol("narrative", "confidence", M["over_hf_ci"], "matrix"),
+    "polm_narrative_heuristic_median": _pol("narrative", "heuristic", M["median"], "matrix"),
+    "polm_narrative_heuristic_ci": _pol("narrative", "heuristic", M["ci"], "matrix"),
+    "polm_narrative_heuristic_over_oracle": _pol("narrative", "heuristic", M["over_oracle"], "matrix"),
+    "polm_narrative_heuristic_over_hf": _pol("narrative", "heuristic", M["over_hf"], "matrix"),
+    "polm_narrative_heuristic_over_hf_ci": _pol("narrative", "heuristic", M["over_hf_ci"], "matrix"),
+    "polm_narrative_adaptive_median": _pol("narrative", "adaptive", M["median"], "matrix"),
+    "pol_narrative_adaptive_median": _pol("narrative", "adaptive", M["median"]),
+    "polm_narrative_adaptive_ci": _pol("narrative", "adaptive", M["ci"], "matrix"),
+    "pol_narrative_adaptive_ci": _pol("narrative", "adaptive", M["ci"]),
+    "polm_narrative_adaptive_over_oracle": _pol("narrative", "adaptive", M["over_oracle"], "matrix"),
+    "pol_narrative_adaptive_over_oracle": _pol("narrative", "adaptive", M["over_oracle"]),
+    "polm_narrative_adaptive_over_hf": _pol("narrative", "adaptive", M["over_hf"], "matrix"),
+    "pol_narrative_adaptive_over_hf": _pol("narrative", "adaptive", M["over_hf"]),
+    "polm_narrative_adaptive_over_hf_ci": _pol("narrative", "adaptive", M["over_hf_ci"], "matrix"),
+    "pol_narrative_adaptive_over_hf_ci": _pol("narrative", "adaptive", M["over_hf_ci"]),
+    "pol_narrative_adaptive_over_hf_verdict": _pol("narrative", "adaptive", lambda e: _verdict(e["over_hf_default"])),
+    "polm_narrative_adaptive_fp32_median": _pol("narrative", "adaptive_fp32", M["median"], "matrix"),
+    "polm_narrative_adaptive_fp32_ci": _pol("narrative", "adaptive_fp32", M["ci"], "matrix"),
+    "polm_narrative_adaptive_fp32_over_oracle": _pol("narrative", "adaptive_fp32", M["over_oracle"], "matrix"),
+    "polm_narrative_adaptive_fp32_over_hf": _pol("narrative", "adaptive_fp32", M["over_hf"], "matrix"),
+    "polm_narrative_adaptive_fp32_over_hf_ci": _pol("narrative", "adaptive_fp32", M["over_hf_ci"], "matrix"),
+    "polm_narrative_adaptive_ngram_median": _pol("narrative", "adaptive_ngram", M["median"], "matrix"),
+    "polm_narrative_adaptive_ngram_ci": _pol("narrative", "adaptive_ngram", M["ci"], "matrix"),
+    "polm_narrative_adaptive_ngram_over_oracle": _pol("narrative", "adaptive_ngram", M["over_oracle"], "matrix"),
+    "polm_narrative_adaptive_hybrid_median": _pol("narrative", "adaptive_hybrid", M["median"], "matrix"),
+    "polm_narrative_adaptive_hybrid_ci": _pol("narrative", "adaptive_hybrid", M["ci"], "matrix"),
+    "polm_narrative_adaptive_hybrid_over_oracle": _pol("narrative", "adaptive_hybrid", M["over_oracle"], "matrix"),
+    "pol_narrative_sampled_adaptive_median": _pol("narrative", "adaptive", M["median"], "sampled_summary"),
+    "pol_narrative_sampled_best_median": _best_drafter("narrative", M["median"], "sampled_summary"),
+    "pol_narrative_sampled_adaptive_ci": _pol("narrative", "adaptive", M["ci"], "sampled_summary"),
+    "pol_narrative_sampled_best_ci": _best_drafter("narrative", M["ci"], "sampled_summary"),
+    "pol_narrative_sampled_adaptive_over_oracle": _pol("narrative", "adaptive", M["over_oracle"], "sampled_summary"),
+    "pol_narrative_sampled_best_over_oracle": _best_drafter("narrative", M["over_oracle"], "sampled_summary"),
+    "pol_narrative_best_median": _best_drafter("narrative", M["median"]),
+    "pol_narrative_best_ci": _best_drafter("narrative", M["ci"]),
+    "pol_narrative_best_over_oracle": _best_drafter("narrative", M["over_oracle"]),
+    "pol_narrative_best_drafter": lambda a: _drafter_name(a, _best_variant(a, "narrative")["drafter"]),
+    "pol_narrative_matrix_prompts": lambda a: a["policies"]["domains"]["narrative"]["matrix_prompts"],
+    "pol_narrative_matrix_last": lambda a: _matrix_rows(a, "narrative")[-1]["prompt"],
+    "pol_narrative_skipped": lambda a: _skipped(a, "narrative"),
+    "pol_narrative_adaptive_over_fixed_median": _core_ratio("narrative", "adaptive", "fixed", "median"),
+    "pol_narrative_adaptive_over_fixed_ci": _core_ratio("narrative", "adaptive", "fixed", "ci"),
+    "pol_narrative_hf_default_prompts": _pol("narrative", "hf_default", lambda e: e["prompts"]),
+    "pol_narrative_fixed_prompts": _pol("narrative", "fixed", lambda e: e["prompts"]),
+    "pol_narrative_adaptive_prompts": _pol("narrative", "adaptive", lambda e: e["prompts"]),
+    "pol_narrative_adaptive_capped_oracle_median": _capped("narrative", "adaptive", "median"),
+    "pol_narrative_adaptive_capped_oracle_ci": _capped("narrative", "adaptive", "ci"),
+    "pol_narrative_adaptive_capped_oracle_past_cap": _capped("narrative", "adaptive", "past_cap"),
+    "pol_narrative_best_oracle_speedup_median": _best_oracle_speedup("narrative", "median"),
+    "pol_narrative_best_oracle_speedup_ci": _best_oracle_speedup("narrative", "ci"),
+    "pol_same_output": _pol_same_output,
+    "pol_hf_same_output": _hf_same_output,
+    # the policies stage's best-drafter target, code
     "pol_code_best_target": lambda a: f"{BEST_DRAFTER_TARGET:g}",
     "pol_code_best_target_over_oracle": lambda a: fmt(BEST_DRAFTER_TARGET / statistics.median(_best_oracle_speedups(a, "code"))),
     # traces
@@ -916,8 +1023,8 @@ VALUES: dict[str, Callable] = {
     "audit_eagle_settings": lambda a: _audit_row(a, "eagle-tree-sampling", "settings"),
     "audit_tv_detectable": lambda a: _audit_detectable(a),
     # the adaptive policy's shipped prior (specdec/prior.py) and the design tool's replay on its chains (design)
-    "prior_prompts": lambda a: sum(len(ids) for ids in a.design["prompts"].values()),
-    "prior_prompt_sets": lambda a: "; ".join(f"{ids[0]} … {ids[-1]}" for ids in a.design["prompts"].values()),
+    "prior_prompts": lambda a: sum(len(ids) for ids in _prior_design_prompts(a.design).values()),
+    "prior_prompt_sets": lambda a: "; ".join(f"{ids[0]} … {ids[-1]}" for ids in _prior_design_prompts(a.design).values()),
     "prior_strength": lambda a: shipped_prior.STRENGTH,
     "prior_rate_weight": lambda a: shipped_prior.RATE_WEIGHT,
     "prior_rate": lambda a: f"{shipped_prior.RATE:g}",
@@ -930,6 +1037,21 @@ VALUES: dict[str, Callable] = {
     "replay_code_cap": lambda a: fmt(a.design["references"]["code"]["cap"]),
     "replay_prose_cap": lambda a: fmt(a.design["references"]["prose"]["cap"]),
     "replay_dialogue_cap": lambda a: fmt(a.design["references"]["dialogue"]["cap"]),
+    "replay_narrative_adaptive_over_previous": lambda a: fmt(a.design["adaptive_over_previous"]["narrative"]),
+    "replay_narrative_cap": lambda a: fmt(a.design["references"]["narrative"]["cap"]),
+    "replay_narrative_prompts": lambda a: ", ".join(a.design["prompts"]["narrative"]),
+    # the narrative set in the replay: the library's policy against the confidence stop, and why (prior_sensitivity)
+    "replay_narrative_adaptive_speedup": lambda a: fmt(a.design["policies"]["adaptive"]["narrative"]["speedup"]),
+    "replay_narrative_confidence_speedup": lambda a: fmt(a.design["policies"]["confidence"]["narrative"]["speedup"]),
+    "replay_narrative_adaptive_over_oracle": lambda a: fmt(a.design["policies"]["adaptive"]["narrative"]["over_oracle"]),
+    "replay_narrative_hindsight": lambda a: fmt(a.design["references"]["narrative"]["hindsight"]),
+    "replay_prior_rate": lambda a: fmt(a.design["prior"]["rate"]),
+    "replay_prior_strength": lambda a: a.design["prior"]["strength"],
+    "replay_narrative_own_rate": lambda a: fmt(a.design["sensitivity"]["narrative"]["own_rate"]),
+    "replay_narrative_low_confidence_share": lambda a: _low_confidence_share(a.design, "narrative"),
+    "replay_others_low_confidence_share": lambda a: _low_confidence_range(a.design),
+    "replay_sensitivity_largest": lambda a: fmt(max(abs(v - 1) for s in a.design["sensitivity"].values()
+                                                   for v in s["ratios"].values()) * 100, 1),
     "replay_probe_positions": lambda a: _probe_row(a.design, False)["positions"],
     "replay_probe_hidden_size": lambda a: a.design["probe"]["recorded"]["hidden_size"],
     "replay_probe_confidence_log_loss": lambda a: fmt(_probe_row(a.design, False)["log_loss"], 3),
@@ -1005,7 +1127,7 @@ TREE_VALUES: dict[str, Callable] = {
     "platform_trees": lambda a: a["trees"]["metadata"]["device"]["platform"],
     "command_trees": lambda a: a["trees"]["metadata"]["command"],
     "tree_new_tokens": lambda a: a["trees"]["new_tokens"],
-    "tree_prompts_per_set": lambda a: ", ".join(f"{len(d['prompts'])} {name}" for name, d in
+    "tree_prompts_per_set": lambda a: ", ".join(f"{len(d['prompts'])} {LABELS.get(name, name)}" for name, d in
                                                 a["trees"]["domains"].items()),
     "tree_sampled_temperature": lambda a: a["trees"]["sampled_temperature"],
     "tree_design_tokens": lambda a: a["trees"]["design"]["tokens"],
@@ -1181,13 +1303,36 @@ DESIGN_PROBE = ROOT / "docs" / "data" / "design-probe.json"
 
 def design_replay() -> dict:
     """The design replay, with the probe's table under "probe"."""
-    makes = {DESIGN_REPLAY: "replay scripts/design_chains.json.gz --signals --json",
+    makes = {DESIGN_REPLAY: "replay scripts/design_chains.json.gz scripts/design_chains_narrative.json.gz --signals --json",
              DESIGN_PROBE: "probe scripts/design_chains.json.gz --json"}
     for path, command in makes.items():
         if not path.is_file():
             raise SystemExit(f"error: {path} is missing: run `python scripts/simulate_policies.py {command} "
                              f"{os.path.relpath(path, ROOT)}`")
     return {**json.loads(DESIGN_REPLAY.read_text()), "probe": json.loads(DESIGN_PROBE.read_text())}
+
+
+def _prior_design_prompts(design: dict) -> dict[str, list[str]]:
+    """The replay's design prompts that the shipped prior was fitted on (specdec/prior.py lists them): the narrative
+    set's were recorded after the fit, and the replay scores the prior on them without it having seen them."""
+    fitted = set(re.findall(r"[\w.-]+", shipped_prior.__doc__.split("The design prompts:")[1]))
+    return {d: [i for i in ids if i in fitted] for d, ids in design["prompts"].items() if any(i in fitted for i in ids)}
+
+
+def _low_share(design: dict, domain: str) -> float:
+    """The share of a set's reached design drafts whose confidence is below 0.2 (the calibration's first two bins)."""
+    tried = design["calibration"][domain]["tried"]
+    return sum(tried[:2]) / sum(tried)
+
+
+def _low_confidence_share(design: dict, domain: str) -> str:
+    return f"{fmt(100 * _low_share(design, domain), 0)}%"
+
+
+def _low_confidence_range(design: dict) -> str:
+    """The lowest and highest _low_share of the sets other than narrative, as "a–b%"."""
+    shares = sorted(100 * _low_share(design, d) for d in design["calibration"] if d != "narrative")
+    return f"{fmt(shares[0], 0)}–{fmt(shares[-1], 0)}%"
 
 
 def _probe_row(design: dict, hidden: bool) -> dict:
@@ -1233,8 +1378,25 @@ def replay_tables(design: dict) -> dict:
     probe_rows = [[name, *(f"{fmt(row[d]['log_loss'], 3)} · {fmt(row[d]['auc'], 3)}" for d in probe_sets)]
                   for name, row in probe["predictors"].items()]
     first = probe["predictors"][next(iter(probe["predictors"]))]
-    return {"replay": {"columns": ["policy", *(f"{d} ({len(design['prompts'][d])}): speedup · ÷ oracle" for d in domains)],
+    prior, calibration = design["prior"], design["calibration"]
+    bins = len(prior["acceptance"])
+    calibration_rows = [[f"{b / bins:.1f}–{(b + 1) / bins:.1f}", fmt(prior["acceptance"][b]),
+                         *("–" if calibration[d]["acceptance"][b] is None else
+                           f"{fmt(calibration[d]['acceptance'][b])} ({calibration[d]['tried'][b]})" for d in domains)]
+                        for b in range(bins)]
+    sensitivity = design["sensitivity"]
+    changes = list(sensitivity[domains[0]]["ratios"])
+    sensitivity_rows = [[change, *(fmt(sensitivity[d]["ratios"][change], 3) for d in domains)] for change in changes]
+    sensitivity_rows.append(["(the shipped policy's own tokens per pass on these prompts)",
+                             *(fmt(sensitivity[d]["own_rate"]) for d in domains)])
+    return {"replay": {"columns": ["policy", *(f"{LABELS.get(d, d)} ({len(design['prompts'][d])}): speedup · ÷ oracle"
+                                               for d in domains)],
                        "rows": rows},
+            "replay_calibration": {"columns": ["the draft's confidence", "the shipped prior",
+                                               *(f"{LABELS.get(d, d)} (drafts)" for d in domains)],
+                                   "rows": calibration_rows},
+            "replay_sensitivity": {"columns": ["one part of the prior changed", *(LABELS.get(d, d) for d in domains)],
+                                   "rows": sensitivity_rows},
             "probe": {"columns": ["predictor of the first draft token's acceptance",
                                   *(f"{d} ({first[d]['positions']} positions): log-loss · AUC" for d in probe_sets)],
                       "rows": probe_rows}}
@@ -1394,7 +1556,8 @@ BLOCK_VALUES: dict[str, Callable] = {
     "block_k": lambda a: a["block"]["k"],
     "block_new_tokens": lambda a: a["block"]["new_tokens"],
     "block_runs": lambda a: "; ".join(f"T = {t['temperature']:g}: " + ", ".join(
-        f"{len(d['prompts'])} {name}" for name, d in t["domains"].items()) for t in a["block"]["temperatures"]),
+        f"{len(d['prompts'])} {LABELS.get(name, name)}" for name, d in t["domains"].items())
+        for t in a["block"]["temperatures"]),
     "block_ahead": _block_ahead,
     "block_expected_ahead": _block_expected_ahead,
     "block_equal_prompts": _block_equal_prompts,
@@ -1492,7 +1655,8 @@ def compute_values(artifacts: dict, design: dict) -> dict:
 
 def value_or_not_run(fn: Callable, a) -> object:
     """fn(a), or NOT_RUN where the value is of a policies-stage variant that this build did not run (a build without
-    the int8 draft runs no float-draft duplicates, say). Any other missing key is a bug, and raises."""
+    the int8 draft runs no float-draft duplicates, say) or of a prompt set it did not run. Any other missing key is a
+    bug, and raises."""
     try:
         return fn(a)
     except BlockNotRun:
@@ -1503,4 +1667,6 @@ def value_or_not_run(fn: Callable, a) -> object:
         run = set(a["policies"]["variants"]) | set(a["policies"]["hf"])
         if variant in known and variant not in run:
             return NOT_RUN
+        if variant in POLICY_SETS and variant not in a["policies"]["domains"]:
+            return NOT_RUN  # a run without this prompt set (one recorded before the narrative set was added, say)
         raise

@@ -560,10 +560,42 @@ def test_policy_prompts_pass_over_entries_without_text_in_the_sets_order():
     assert dialogue[3]["text"] == "A: Have you heard the news?\nB: What good news?\nA:"
     with pytest.raises(ValueError, match="conversations number 23"):
         public_prompts("dialogue", 20, 5)
-    for domain in ("code", "prose", "dialogue"):  # a negative start would index the set from its end
+    for domain in ("code", "prose", "dialogue", "narrative"):  # a negative start would index the set from its end
         for start, n in ((-1, 5), (0, 0), (1.0, 2), (0, True)):
             with pytest.raises(ValueError, match="start >= 0 and n >= 1"):
                 public_prompts(domain, start, n)
+
+
+def test_the_narrative_set_is_austens_chapter_openings_in_turn_across_the_novels():
+    """Read from the janeaustenr package's own data (no R): chapter 1 of each novel in publication order, then
+    chapter 2, and so on; each prompt the chapter's first paragraph, cut to 40 words."""
+    from specdec_site.public_prompts import NOVELS, public_prompts
+
+    prompts = public_prompts("narrative", 0, 14)
+    assert [p["id"] for p in prompts[:7]] == [f"austen-{name}-1" for name in NOVELS] + ["austen-sensesensibility-2"]
+    assert prompts[1]["text"].startswith("It is a truth universally acknowledged, that a single man in possession")
+    assert prompts[3]["text"].startswith("Emma Woodhouse, handsome, clever, and rich,")
+    assert all(8 <= len(p["text"].split()) <= 40 and "CHAPTER" not in p["text"] for p in prompts)
+    assert [p["index"] for p in public_prompts("narrative", 12, 4)] == [12, 13, 14, 15]
+    # Persuasion has 24 chapters: index 6 * 24 + 5 is past its end, and the set says so
+    with pytest.raises(ValueError, match="runs out at index 149"):
+        public_prompts("narrative", 140, 10)
+
+
+def test_the_r_reader_refuses_what_it_cannot_read(tmp_path):
+    import gzip
+
+    from specdec_site.public_prompts import janeaustenr_dir
+    from specdec_site.rdata import read_lazy_data
+
+    books = read_lazy_data(janeaustenr_dir())
+    assert sorted(books) == sorted(["emma", "mansfieldpark", "northangerabbey", "persuasion", "prideprejudice",
+                                    "sensesensibility"])
+    assert all(isinstance(line, str) for line in books["emma"]) and len(books["emma"]) > 10_000
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "Rdata.rdx").write_bytes(gzip.compress(b"RDX2\n"))
+    with pytest.raises(ValueError, match="not an R serialization"):
+        read_lazy_data(tmp_path)
 
 
 def test_site_build_refuses_artifacts_from_two_environments():
@@ -682,7 +714,8 @@ def test_in_both_schemes_every_trace_colour_and_link_reaches_wcag_aa():
 
 
 @pytest.mark.parametrize("name,command", [
-    ("DESIGN_REPLAY", "simulate_policies.py replay scripts/design_chains.json.gz --signals --json"),
+    ("DESIGN_REPLAY", "simulate_policies.py replay scripts/design_chains.json.gz scripts/design_chains_narrative.json.gz "
+                      "--signals --json"),
     ("DESIGN_PROBE", "simulate_policies.py probe scripts/design_chains.json.gz --json")])
 def test_the_site_build_fails_loudly_without_the_replay_or_probe_table(monkeypatch, tmp_path, name, command):
     """The Benchmark's replay and probe tables come from docs/data/design-replay.json and design-probe.json

@@ -8,6 +8,7 @@ True, an eos_token_id of "12" (read as {1, 2}) or True (read as 1), generator=No
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -258,3 +259,23 @@ def test_an_out_that_refuses_writes_fails_before_any_model_loads(tmp_path, capsy
     assert code == 2, err[-2000:]
     assert "cannot write there" in err and "nothing was run" in err
     assert not (tmp_path / "no-cache").exists(), "a model was loaded before the folder was tried"
+
+
+def test_a_second_build_of_the_same_folder_stops_before_any_model_loads(tmp_path, capsys, monkeypatch):
+    """Two builds of one folder ran at once (a `site.sh` beside a running build): both timed on a shared CPU and
+    interleaved their log lines. While one holds the folder's lock, another stops with one line, naming the holder,
+    before loading the pair; once the lock is let go, the folder is free again."""
+    from specdec_site.options import hold_build_lock
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("SPECDEC_CACHE", str(tmp_path / "no-cache"))
+    out = tmp_path / "data"
+    held = hold_build_lock(out)
+    code, _, err = run_entry(["--out", str(out), "--device", "cpu", "--stages", "traces"], capsys, monkeypatch,
+                             context=True)
+    assert code == 2, err[-2000:]
+    assert "another build is writing" in err and "nothing was run" in err and f"pid {os.getpid()}" in err
+    assert not (tmp_path / "no-cache").exists(), "a model was loaded before the lock was tried"
+    assert not (out / "build-log.txt").exists()
+    held.close()  # the first build ends: its lock goes with it
+    hold_build_lock(out).close()
