@@ -83,9 +83,18 @@ def _source(path: Path) -> str:
 
 def imported_files(path: Path) -> set[Path]:
     """The repository modules one file (or notebook) imports, anywhere in it (function-level imports too)."""
-    package = list(path.relative_to(ROOT).parts[:-1])
+    package = tuple(path.relative_to(ROOT).parts[:-1])
+    names = _imported_names(_source(path), package, tuple(sorted(_specdec_exports().items())))
+    return {_module_path(name) for name in names} - {None, path}
+
+
+@functools.cache
+def _imported_names(source: str, package: tuple, exports: tuple) -> frozenset[str]:
+    """The dotted module names a source imports (each package above a module too), parsed once per text: the guards'
+    tests and a build ask for the same unchanged file many times (an edited file is a new key)."""
+    lazy = dict(exports)  # specdec's lazy public names: `from specdec import X` runs specdec/<lazy[X]>.py
     found = set()
-    for node in ast.walk(ast.parse(_source(path))):
+    for node in ast.walk(ast.parse(source)):
         names = []
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
@@ -95,13 +104,12 @@ def imported_files(path: Path) -> set[Path]:
             names = [module]
             for alias in node.names:  # `from package import module` and specdec's lazy public names
                 names.append(f"{module}.{alias.name}")
-                if module == "specdec" and alias.name in _specdec_exports():
-                    names.append(f"specdec.{_specdec_exports()[alias.name]}")
+                if module == "specdec" and alias.name in lazy:
+                    names.append(f"specdec.{lazy[alias.name]}")
         for name in names:
             parts = name.split(".")
-            for i in range(1, len(parts) + 1):  # a package's __init__ runs too
-                found.add(_module_path(".".join(parts[:i])))
-    return found - {None, path}
+            found.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))  # a package's __init__ runs too
+    return frozenset(found)
 
 
 def stage_files(stage: str) -> list[Path]:
