@@ -83,17 +83,18 @@ def _source(path: Path) -> str:
 
 def imported_files(path: Path) -> set[Path]:
     """The repository modules one file (or notebook) imports, anywhere in it (function-level imports too)."""
-    package = tuple(path.relative_to(ROOT).parts[:-1])
-    names = _imported_names(_source(path), package, tuple(sorted(_specdec_exports().items())))
+    names, from_specdec = _imported_names(_source(path), tuple(path.relative_to(ROOT).parts[:-1]))
+    lazy = _specdec_exports()  # specdec's lazy public names: `from specdec import X` runs specdec/<lazy[X]>.py
+    names = names | {parent for alias in from_specdec if alias in lazy for parent in _with_parents(f"specdec.{lazy[alias]}")}
     return {_module_path(name) for name in names} - {None, path}
 
 
 @functools.cache
-def _imported_names(source: str, package: tuple, exports: tuple) -> frozenset[str]:
-    """The dotted module names a source imports (each package above a module too), parsed once per text: the guards'
-    tests and a build ask for the same unchanged file many times (an edited file is a new key)."""
-    lazy = dict(exports)  # specdec's lazy public names: `from specdec import X` runs specdec/<lazy[X]>.py
-    found = set()
+def _imported_names(source: str, package: tuple) -> tuple[frozenset[str], frozenset[str]]:
+    """(the dotted module names a source imports, each package above a module too; the names it imports `from
+    specdec`), parsed once per text: the guards' tests and a build ask for the same unchanged file many times (an
+    edited file is a new key; the paths and specdec's export table are looked up afresh by imported_files)."""
+    found, from_specdec = set(), set()
     for node in ast.walk(ast.parse(source)):
         names = []
         if isinstance(node, ast.Import):
@@ -101,15 +102,18 @@ def _imported_names(source: str, package: tuple, exports: tuple) -> frozenset[st
         elif isinstance(node, ast.ImportFrom):
             base = ".".join(package[: len(package) - node.level + 1]) if node.level else ""
             module = ".".join(filter(None, (base, node.module)))
-            names = [module]
-            for alias in node.names:  # `from package import module` and specdec's lazy public names
-                names.append(f"{module}.{alias.name}")
-                if module == "specdec" and alias.name in lazy:
-                    names.append(f"specdec.{lazy[alias.name]}")
+            names = [module, *(f"{module}.{alias.name}" for alias in node.names)]  # `from package import module`
+            if module == "specdec":
+                from_specdec.update(alias.name for alias in node.names)
         for name in names:
-            parts = name.split(".")
-            found.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))  # a package's __init__ runs too
-    return frozenset(found)
+            found.update(_with_parents(name))
+    return frozenset(found), frozenset(from_specdec)
+
+
+def _with_parents(name: str) -> list[str]:
+    """A dotted module name and every package above it (a package's __init__ runs too): a.b.c -> a, a.b, a.b.c."""
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
 
 
 def stage_files(stage: str) -> list[Path]:
