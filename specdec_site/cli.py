@@ -57,7 +57,7 @@ def parse_args(argv=None, prog: str | None = None) -> argparse.Namespace:
                              "committed configuration may write there, so any other option needs --out)")
     parser.add_argument("--quick", action="store_true",
                         help="a small end-to-end run (CI): about 3 to 10 min on a 2-core CPU; the full build takes about "
-                             "42 to 62 min there")
+                             "65 to 75 min there")
     parser.add_argument("--force", action="store_true", help="redo stages whose artifacts are up to date")
     parser.add_argument("--stages", default=",".join(STAGES), help=f"comma-separated subset of {','.join(STAGES)}")
     parser.add_argument("--k", type=int, default=None, help="k of the fixed-k traces, of the fixed-k policy and of HF's constant schedule (default 4)")
