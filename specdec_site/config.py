@@ -23,6 +23,11 @@ class BuildConfig:
     exact_samples: int = 10_000  # sampled sequences per rule in the exactness stage
     mutation_sampled_runs: int = 2000  # sampled sequences of the mutation table's statistical check, per variant
     audit_samples: int = 4000  # continuations per row of the exactness audit (specdec_site.audit), every implementation
+    # the mutation table's wrong variants and the audit's rows, by name (specdec_site.mutants.MUTANTS,
+    # specdec_site.audit.audit_rows); None: all of them. The quick build runs a few of each, end to end: the fast tier
+    # runs every variant against its checks (tests/test_mutants.py) and every row (tests/test_audit.py)
+    mutation_variants: tuple | None = None
+    audit_rows: tuple | None = None
     # public prompts per domain, the full matrix (public_prompts.SOURCES: HumanEval, the Language Reference, ChatterBot,
     # Jane Austen's novels); the narrative set runs in this stage only (issue 47): the trees and block stages keep
     # three sets, so that the full build stays within its time
@@ -57,16 +62,20 @@ class BuildConfig:
     def to_dict(self) -> dict:
         return {**asdict(self), "sweep_ks": list(self.sweep_ks), "tree_rows": list(self.tree_rows),
                 "trace_tree": list(self.trace_tree) if self.trace_tree else None,
+                "mutation_variants": list(self.mutation_variants) if self.mutation_variants else None,
+                "audit_rows": list(self.audit_rows) if self.audit_rows else None,
                 "block_runs": [[t, dict(per_set)] for t, per_set in self.block_runs], "modes": self.modes}
 
 
 FULL = BuildConfig()
 QUICK = BuildConfig(
     trace_prompts={"code": 1, "prose": 1}, trace_tokens=4, adaptive_trace_k=4,
-    sweep_ks=(1, 2), fixed_k=2, exact_samples=300, mutation_sampled_runs=200, audit_samples=100, policy_prompts={"code": 1, "prose": 1, "dialogue": 1, "narrative": 1},
+    sweep_ks=(1, 2), fixed_k=2, exact_samples=100, mutation_sampled_runs=60, audit_samples=30, policy_prompts={"code": 1, "prose": 1, "dialogue": 1, "narrative": 1},
     core_prompts={"code": 2, "prose": 2, "dialogue": 2, "narrative": 2}, policy_tokens=8,
     tree_prompts={"code": 1, "prose": 1, "dialogue": 1}, tree_rows=(1, 2, 4, 8), tree_cost_reps=1, tree_design_prompts=1,
     tree_design_tokens=8, policy_prompt_cap=12, block_runs=((0.7, {"code": 1, "prose": 1, "dialogue": 1}),),
+    mutation_variants=("wrong_residual", "rollback_off_by_one"),  # a bug in the rule, one in the decoder's cache
+    audit_rows=("specdec-fixed-model", "hf-assistant-defaults", "control-alpha-residual", "eagle-tree-sampling"),
     quick=True,
 )
 

@@ -62,7 +62,7 @@ def run(ctx, cfg) -> dict:
         sample_sequence_counts,
         sequence_distribution,
     )
-    from .mutants import mutation_table, naive_rule
+    from .mutants import MUTANTS, mutation_table, naive_rule
 
     s = EXACT_SETUP
     prompt = torch.tensor(s["prompt"])
@@ -83,13 +83,14 @@ def run(ctx, cfg) -> dict:
             rules[rule] = {**chi_square_test(counts, exact),
                            "empirical": [counts.get(q, 0) / cfg.exact_samples for q in order]}
     # Known wrong variants of the rule against the quick exactness checks (the tests run the same).
-    mutants = mutation_table(sampled_runs=cfg.mutation_sampled_runs, progress=ctx.tqdm)
+    variants = [m for m in MUTANTS if cfg.mutation_variants is None or m.name in cfg.mutation_variants]
+    mutants = mutation_table(variants, sampled_runs=cfg.mutation_sampled_runs, progress=ctx.tqdm)
     # The audit: specdec in every policy and drafter, transformers' candidate generators, two known-inexact controls;
     # its rows side by side on two cores (each row one process, one thread; the quick build stays in this process).
     from .audit import audit_table
 
     audit = audit_table(cfg.audit_samples, seed=ctx.seed, workers=1 if cfg.quick else min(2, os.cpu_count() or 1),
-                        progress=ctx.tqdm)
+                        progress=ctx.tqdm, names=cfg.audit_rows)
     # The counterexample of the math page, enumerated exactly through verify_draft.
     p, q = counterexample()
     with naive_rule():

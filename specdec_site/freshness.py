@@ -42,7 +42,7 @@ STAGE_CONFIG = {
     "trees": ("quick", "tree_prompts", "tree_rows", "tree_cost_reps", "tree_design_prompts", "tree_design_tokens",
               "core_prompts", "policy_prompt_start", "policy_tokens", "policy_prompt_cap", "modes", "sampled_temperature"),
     "block": ("quick", "block_runs", "fixed_k", "policy_prompt_start", "policy_tokens", "policy_prompt_cap"),
-    "exactness": ("quick", "exact_samples", "mutation_sampled_runs", "audit_samples"),
+    "exactness": ("quick", "exact_samples", "mutation_sampled_runs", "audit_samples", "mutation_variants", "audit_rows"),
     "notebook": ("quick",),
 }
 # `modes` is derived from sampled_temperature, so reading it counts as reading that too.

@@ -115,15 +115,23 @@ MUTATION_CHECKS = {"enumeration": "exact enumeration", "acceptance_statistics": 
 NUMBER_WORDS = {4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine"}
 
 
+def _mutant_row(a, variant: str) -> dict:
+    """A variant's row of the mutation table (NOT_RUN where the build ran a few variants: the quick build)."""
+    row = next((r for r in a["exactness"]["mutants"] if r["variant"] == variant), None)
+    if row is None:
+        raise NotRun(f"mutation table, {variant}")
+    return row
+
+
 def _mutant_what(a, variant: str) -> str:
     """The bug a variant of the rule plants, in the words the exactness stage recorded."""
-    return next(r["what"] for r in a["exactness"]["mutants"] if r["variant"] == variant)
+    return _mutant_row(a, variant)["what"]
 
 
 def _mutant(variant: str):
     """Which quick exactness checks a variant of the rule fails (specdec_site.mutants, exactness stage)."""
     def value(a):
-        row = next(r for r in a["exactness"]["mutants"] if r["variant"] == variant)
+        row = _mutant_row(a, variant)
         failed = [MUTATION_CHECKS[check] for check, why in row["failures"].items() if why]
         if variant == "correct":
             n = len(row["failures"])
@@ -1277,7 +1285,7 @@ def _audit_row(a, name: str, field: str = "verdict") -> str:
     """One audit row's verdict and p-value, in words ("passes (p = 0.42)"), or another of its fields."""
     row = next((r for r in a["exactness"]["audit"]["rows"] if r["name"] == name), None)
     if row is None:
-        raise NotRecorded(f"audit row {name}")  # a run from before the row was in the table
+        raise NotRecorded(f"audit row {name}")  # a run from before the row was in the table, or a quick build's
     return f"{row['verdict']} (p = {fmt_p(row['p_value'], 2)})" if field == "verdict" else row[field]
 
 
@@ -1469,7 +1477,12 @@ VALUES.update(TREE_VALUES)
 # ---------------------------------------------------------------- block verification (the block stage, the exactness stage)
 
 
-class BlockNotRun(KeyError):
+class NotRun(KeyError):
+    """A part of the artifacts that this build did not make (shown as NOT_RUN): a --quick build runs a few of the
+    mutation table's variants and of the audit's rows."""
+
+
+class BlockNotRun(NotRun):
     """A temperature or prompt set the block stage did not run in this build (a --quick build runs T = 0.7 alone)."""
 
 
@@ -1655,11 +1668,11 @@ def compute_values(artifacts: dict, design: dict) -> dict:
 
 def value_or_not_run(fn: Callable, a) -> object:
     """fn(a), or NOT_RUN where the value is of a policies-stage variant that this build did not run (a build without
-    the int8 draft runs no float-draft duplicates, say) or of a prompt set it did not run. Any other missing key is a
-    bug, and raises."""
+    the int8 draft runs no float-draft duplicates, say), of a prompt set it did not run, or of a part it ran only a
+    few of (NotRun: the quick build's mutation table and audit). Any other missing key is a bug, and raises."""
     try:
         return fn(a)
-    except BlockNotRun:
+    except NotRun:
         return NOT_RUN
     except KeyError as err:
         variant = err.args[0] if err.args else None

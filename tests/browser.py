@@ -39,7 +39,61 @@ def serve(folder: Path):
     return server, f"http://127.0.0.1:{server.server_address[1]}/"
 
 
-def open_page(browser, url, width: int = 1280, height: int = 900):
+# What a page draws once its scripts ran (specdec.js, visualizer.js, playground.js): every static figure drawn by
+# Plotly, the math typeset by KaTeX, the visualizer's, the playground's and the strip's widgets made.
+DRAWN = """() => {
+  const figures = Array.from(document.querySelectorAll('template.specdec-figure-data'))
+    .map(t => document.getElementById(t.dataset.for)).filter(d => d);
+  const made = id => !document.getElementById(id + '-data') || !!(document.getElementById(id) || {})._specdec;
+  return figures.every(d => d._fullLayout)
+    && (!document.querySelector('.arithmatex') || !!document.querySelector('.arithmatex .katex'))
+    && made('specdec-visualizer') && made('specdec-strip')
+    && (!document.getElementById('specdec-playground-data') || !!window.specdecPlayground);
+}"""
+
+
+def wait_until_drawn(page, timeout: float = 15000) -> None:
+    """Wait for what the page draws (DRAWN), then for two frames, so that layout has settled."""
+    page.wait_for_function(DRAWN, timeout=timeout)
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+
+
+# A fingerprint of every chart's layout: where its plot area is and how many tick labels it draws.
+LAYOUT = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(d => {
+  const r = (d.querySelector('.nsewdrag') || d).getBoundingClientRect();
+  return [d.id, r.left, r.top, r.width, r.height, d.querySelectorAll('.xtick text, .ytick text').length].join(',');
+}).join(';')"""
+SETTLE = """async () => {
+  const fingerprint = """ + LAYOUT + """;
+  const frames = () => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 20))));
+  let last = fingerprint();
+  for (let i = 0; i < 200; i++) {
+    await frames();
+    const now = fingerprint();
+    if (now === last) return i;
+    last = now;
+  }
+  throw new Error('the charts kept moving for 200 frames');
+}"""
+
+
+def settle(page) -> None:
+    """Wait until every chart keeps its layout from one pair of frames to the next (a chart redrawn for the width
+    its first drawing measured, margins grown for a longer label), in place of a fixed wait."""
+    page.evaluate(SETTLE)
+
+
+def shot(page, name: str) -> None:
+    """A full-page screenshot into test-artifacts/screenshots/ when SPECDEC_SCREENSHOTS=1 (to look at the pages as a
+    reader does; each costs up to 1.5 s, so a plain run takes none)."""
+    if os.environ.get("SPECDEC_SCREENSHOTS") == "1":
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / name), full_page=True)
+
+
+def open_page(browser, url, width: int = 1280, height: int = 900, wait_until: str = "load"):
+    """A new page at `url`, once it is loaded and drawn (not "networkidle": that waits half a second after the last
+    request on every load; a test about late requests waits for them itself)."""
     page = browser.new_page(viewport={"width": width, "height": height})
     log = {"errors": [], "requests": [], "failed": [], "responses": []}
     page.on("console", lambda m: log["errors"].append(m.text) if m.type == "error" else None)
@@ -47,7 +101,8 @@ def open_page(browser, url, width: int = 1280, height: int = 900):
     page.on("response", lambda r: log["responses"].append(r))  # bodies can be read after the load (page weight)
     page.on("pageerror", lambda e: log["errors"].append(str(e)))
     page.on("request", lambda r: log["requests"].append(r.url))
-    page.goto(url, wait_until="networkidle")
+    page.goto(url, wait_until=wait_until)
+    wait_until_drawn(page)
     return page, log
 
 

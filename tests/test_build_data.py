@@ -276,6 +276,9 @@ def test_quick_run_end_to_end_is_valid_and_resumable(tmp_path, tiny_qwen_pair):
             assert row["sampled"]["variants"]["adaptive"]["speedup"] > 0
     exact = json.loads((out / "exactness.json").read_text())
     assert exact["counterexample"]["correct"] == pytest.approx(exact["counterexample"]["p"], abs=1e-12)
+    # a few of the mutation table's variants and of the audit's rows, end to end (the fast tier runs each of them)
+    assert [r["variant"] for r in exact["mutants"]] == ["correct", *QUICK.mutation_variants]
+    assert [r["name"] for r in exact["audit"]["rows"]] == list(QUICK.audit_rows)
     notebook = json.loads((out / "walkthrough.ipynb").read_text())
     outputs = [o for c in notebook["cells"] if c["cell_type"] == "code" for o in c["outputs"]]
     assert outputs and not [o for o in outputs if o["output_type"] == "error"]
@@ -324,6 +327,7 @@ def test_quick_run_end_to_end_is_valid_and_resumable(tmp_path, tiny_qwen_pair):
     assert built.returncode == 0, (built.stdout + built.stderr)[-3000:]
     home = (site / "index.html").read_text()
     assert traces["metadata"]["models"]["target"]["upstream"] in home
+    assert "not run in this build" in (site / "exactness" / "index.html").read_text()  # the variants it left out
     for page in ("visualizer", "playground", "benchmark", "exactness", "notebooks/walkthrough"):
         assert (site / page / "index.html").is_file(), page
 

@@ -13,7 +13,7 @@ import re
 
 import pytest
 import torch
-from browser import ROOT, SHOTS, needs_chromium, open_page
+from browser import ROOT, needs_chromium, open_page, shot
 
 from specdec import verify_block, verify_draft
 from specdec_site.exact import first_token_distribution
@@ -192,8 +192,7 @@ def test_race_replays_the_measured_run(playground):
     fates = page.evaluate("() => Array.from(document.querySelectorAll('#pg-lane-spec .pg-tok')).map(s => s.title)")
     assert fates and set(fates) <= {"accepted", "bonus", "resampled"}
     assert page.locator("#pg-lane-target .pg-tok").count() == len(run["tokens"])
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / "playground.png"), full_page=True)
+    shot(page, "playground.png")
 
 
 def test_a_run_where_speculation_was_slower_plays_to_its_end(playground):
@@ -219,8 +218,7 @@ def test_every_page_fits_a_phone_screen(site, browser, path):
     assert width <= 375, f"{path or 'home'} is {width} px wide at 375 px"
     assert log["errors"] == []
     if path in ("playground/", "visualizer/"):
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SHOTS / f"phone_{path.strip('/')}.png"), full_page=True)
+        shot(page, f"phone_{path.strip('/')}.png")
     page.close()
 
 

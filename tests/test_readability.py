@@ -12,7 +12,7 @@ their tag drawn over the formula.
 from __future__ import annotations
 
 import pytest
-from browser import SHOTS, needs_chromium, open_page
+from browser import needs_chromium, open_page, settle, shot
 
 pytestmark = [needs_chromium, pytest.mark.browser]
 
@@ -63,7 +63,7 @@ def open_themed(browser, url, width, scheme):
 def set_scheme(page, scheme):
     """The colour scheme the palette toggle sets; the figures re-render on the change (a MutationObserver)."""
     page.evaluate(f"() => document.body.setAttribute('data-md-color-scheme', '{scheme}')")
-    page.wait_for_timeout(800)  # the figures re-render, margins settle
+    settle(page)  # the figures re-render, margins settle
 
 
 def figure_problems(fig: dict, width: int, where: str = "") -> list[str]:
@@ -101,11 +101,10 @@ def test_every_figure_is_readable(site, browser, path, width):
     page, log = open_page(browser, site + path, width=width, height=900)
     page.wait_for_function("document.querySelectorAll('.specdec-figure.js-plotly-plot').length > 0", timeout=15000)
     problems = []
-    SHOTS.mkdir(parents=True, exist_ok=True)
     for scheme in SCHEMES:
         set_scheme(page, scheme)
         problems += [f"{scheme}: {p}" for fig in page.evaluate(MEASURE) for p in figure_problems(fig, width)]
-        page.screenshot(path=str(SHOTS / f"read-{(path.strip('/') or 'home')}-{width}-{scheme}.png"), full_page=True)
+        shot(page, f"read-{(path.strip('/') or 'home')}-{width}-{scheme}.png")
     assert problems == [], problems
     assert log["errors"] == [], log["errors"]
     page.close()
@@ -324,5 +323,4 @@ def check_home(page, width, scheme):
     for term, where in HOME_TERMS.items():
         assert term in first, f"Home never uses {term!r} (update HOME_TERMS)"
         assert first[term] and where in first[term], f"Home's first {term!r} is not a link to its definition: {first[term]}"
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"home-{width}-{scheme}.png"), full_page=True)
+    shot(page, f"home-{width}-{scheme}.png")

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from browser import ROOT, SHOTS, build_site, needs_chromium, open_page, serve
+from browser import ROOT, SHOTS, build_site, needs_chromium, open_page, serve, shot
 
 PAGES = ["", "visualizer/", "playground/", "benchmark/", "math/", "choosing-k/", "exactness/", "notebooks/walkthrough/",
          "reproduce/",
@@ -57,8 +57,7 @@ def test_page_renders_figures_math_and_stays_local(site, browser, path):
     foreign = [u for u in log["requests"] if not u.startswith(site) and not u.startswith("data:")]
     assert foreign == [], foreign
     check_page_weight(page, log, path)
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{(path.strip('/') or 'home').replace('/', '_')}.png"), full_page=True)
+    shot(page, f"{(path.strip('/') or 'home').replace('/', '_')}.png")
     page.close()
 
 
@@ -247,8 +246,7 @@ def test_hostile_token_strings_are_escaped(tmp_path, browser):
         assert any(h[:4] in svg_text for h in HOSTILE), svg_text
         assert page.locator("#sv-chart-pq img, #sv-chart-pq script").count() == 0
         assert log["errors"] == []
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SHOTS / "visualizer_hostile.png"), full_page=True)
+        shot(page, "visualizer_hostile.png")
         page.close()
         # The Playground shows recorded token text too: its real-position preset and the race.
         page, log = open_page(browser, url + "playground/")
@@ -507,8 +505,7 @@ def test_a_trace_file_opens_in_the_visualizer_and_steps_through(site, browser, t
     page.keyboard.press("ArrowRight")
     assert page.inner_text(".sv-step-label").startswith(f"step 3 / {n_steps}")
     assert log["errors"] == []
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / "visualizer_opened_file.png"), full_page=True)
+    shot(page, "visualizer_opened_file.png")
     page.close()
 
 
