@@ -12,6 +12,8 @@ import os
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+if os.environ.get("PYTEST_XDIST_WORKER"):  # a worker of plain `pytest`: one torch thread each, one worker per core
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import pytest  # noqa: E402
 
@@ -26,6 +28,16 @@ TIERS = {
 
 def tier_on(marker: str) -> bool:
     return os.environ.get("RUN_SLOW") == "1" or os.environ.get(TIERS[marker]) == "1"
+
+
+def pytest_xdist_auto_num_workers(config):
+    """Workers for `-n auto` (pyproject.toml's addopts): one per core, up to four, for the fast tier (tiny models, no
+    file shared between tests; its times: CONTRIBUTING.md, Tests); none when any other tier is on. Those stay in one process: the real-pair tests hold the pair (about 9 GB), which two workers would hold
+    twice, the builds are timed, and scripts/test.sh runs its own two chains (one per core)."""
+    if any(tier_on(marker) for marker in TIERS):
+        return 0
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return min(cores, 4) if cores > 1 else 0
 
 
 def pytest_runtest_setup(item):

@@ -13,7 +13,7 @@ import re
 
 import pytest
 import torch
-from browser import ROOT, needs_chromium, open_page, shot
+from browser import ROOT, needs_chromium, open_page, settle, shot
 
 from specdec import verify_block, verify_draft
 from specdec_site.exact import first_token_distribution
@@ -213,7 +213,7 @@ def test_a_run_where_speculation_was_slower_plays_to_its_end(playground):
 @pytest.mark.parametrize("path", PAGES, ids=lambda p: p or "home")
 def test_every_page_fits_a_phone_screen(site, browser, path):
     page, log = open_page(browser, site + path, width=375, height=800)
-    page.wait_for_timeout(300)
+    settle(page)  # the charts redrawn for the width they measured
     width = page.evaluate("() => document.documentElement.scrollWidth")
     assert width <= 375, f"{path or 'home'} is {width} px wide at 375 px"
     assert log["errors"] == []

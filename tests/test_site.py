@@ -34,7 +34,10 @@ def markers(name: str) -> int:
 
 @pytest.mark.parametrize("path", PAGES, ids=lambda p: p or "home")
 def test_page_renders_figures_math_and_stays_local(site, browser, path):
-    page, log = open_page(browser, site + path)
+    """At 1400 px, on one load: the figures drawn with data, the math typeset, nothing left of a marker, a working
+    "Skip to content", no console error, no failed or foreign request, the page's weight, and no table wider than
+    its column (check_tables)."""
+    page, log = open_page(browser, site + path, width=1400)
     expected = markers(path)
     if expected:
         page.wait_for_function(f"document.querySelectorAll('.specdec-figure.js-plotly-plot').length === {expected}",
@@ -57,6 +60,8 @@ def test_page_renders_figures_math_and_stays_local(site, browser, path):
     foreign = [u for u in log["requests"] if not u.startswith(site) and not u.startswith("data:")]
     assert foreign == [], foreign
     check_page_weight(page, log, path)
+    if path != "notebooks/walkthrough/":
+        check_tables(page)
     shot(page, f"{(path.strip('/') or 'home').replace('/', '_')}.png")
     page.close()
 
@@ -884,18 +889,15 @@ def test_the_step_label_counts_drafts_with_the_right_plural(site, browser):
     page.close()
 
 
-@pytest.mark.parametrize("path", [p for p in PAGES if p != "notebooks/walkthrough/"], ids=lambda p: p or "home")
-def test_no_table_is_wider_than_its_column_at_1400_px(site, browser, path):
-    """A table wider than the text column scrolls sideways, prose columns and all (the benchmark's tables, with code
-    and prose side by side, were 1134 and 1334 px in a 720 px column): one table per domain."""
-    page, _ = open_page(browser, site + path, width=1400)
-    page.wait_for_timeout(300)
+def check_tables(page):
+    """No table is wider than the text column at 1400 px: a wide one scrolls sideways, prose columns and all (the
+    benchmark's tables, with code and prose side by side, were 1134 and 1334 px in a 720 px column): one table per
+    domain. On the render test's load of each page (test_page_renders_figures_math_and_stays_local)."""
     wide = page.evaluate("""() => Array.from(document.querySelectorAll('.md-content table')).map(t => {
         const column = document.querySelector('.md-content__inner').getBoundingClientRect().width;
         return [t.getBoundingClientRect().width, column, (t.querySelector('th') || t).textContent.slice(0, 40)];
       }).filter(([w, column]) => w > column + 1)""")
     assert wide == [], wide
-    page.close()
 
 
 def test_every_documented_equation_anchor_exists(site):
