@@ -7,8 +7,8 @@
 #   - convert the default target (once per machine; a cached conversion is only checked), then
 #     `-m "real or build or first_chain"`: the real-pair greedy checks (which load the pair in this process), the
 #     --quick build and the trace command on a tiny pair with the default pair's tokenizer, the tiny artifact sets
-#     and their sites, and the modules of tests/conftest.py's FIRST_CHAIN_MODULES (the statistical tests of the
-#     decoder and the policies), which balance the chains' times;
+#     and their sites, and the modules of tests/conftest.py's FIRST_CHAIN_MODULES (the policies'
+#     statistical tests), which balance the chains' times;
 #   - convert the default draft, then all the other tests (the fast tier, the audit's and the smaller head's
 #     statistics, the committed site in a browser), which start as soon as the draft is converted.
 # The two conversions are independent (a model each), so they run on a core each rather than one after the
@@ -18,7 +18,8 @@
 # thread as on two here; two processes with two OpenMP threads each on two cores made the threads wait for
 # each other at every product. When the other tests are done, the real-pair process takes every core for its
 # remaining tests (SPECDEC_TEST_CORES_FREE, tests/conftest.py).
-# Not pytest-xdist: its workers are scheduled without regard to memory; the real-pair tests hold the pair (about
+# Not pytest-xdist's workers (plain `pytest` runs the fast tier on them; with RUN_SLOW=1 tests/conftest.py asks for
+# none): they are scheduled without regard to memory; the real-pair tests hold the pair (about
 # 9 GB), and two workers running them side by side would hold it twice. Here the other chain stays under about
 # 4 GB (the draft's conversion), then 1 GB.
 #

@@ -54,7 +54,7 @@ def pytest_runtest_setup(item):
 
 # Modules whose tests scripts/test.sh runs in its first chain, beside the real pair and the builds (marker
 # first_chain), so that the two chains take about as long (their measured times: CONTRIBUTING.md, Tests).
-FIRST_CHAIN_MODULES = {"test_policies.py", "test_statistical.py"}
+FIRST_CHAIN_MODULES = {"test_policies.py"}
 
 
 def pytest_collection_modifyitems(config, items):

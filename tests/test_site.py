@@ -2,8 +2,8 @@
 
 Builds the site from the committed artifacts (`mkdocs build --strict`), then on every page checks that the
 figures render with data, KaTeX rendered the math, there are no console errors and no request leaves
-localhost; clicks through the Step Visualizer; and feeds hostile token strings through it. Screenshots go
-to test-artifacts/screenshots/ (not committed).
+localhost; clicks through the Step Visualizer; and feeds hostile token strings through it. With
+SPECDEC_SCREENSHOTS=1, screenshots go to test-artifacts/screenshots/ (not committed).
 """
 
 from __future__ import annotations
