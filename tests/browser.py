@@ -91,7 +91,7 @@ def shot(page, name: str) -> None:
         page.screenshot(path=str(SHOTS / name), full_page=True)
 
 
-def open_page(browser, url, width: int = 1280, height: int = 900, wait_until: str = "load"):
+def open_page(browser, url, width: int = 1280, height: int = 900):
     """A new page at `url`, once it is loaded and drawn (not "networkidle": that waits half a second after the last
     request on every load; a test about late requests waits for them itself)."""
     page = browser.new_page(viewport={"width": width, "height": height})
@@ -101,7 +101,7 @@ def open_page(browser, url, width: int = 1280, height: int = 900, wait_until: st
     page.on("response", lambda r: log["responses"].append(r))  # bodies can be read after the load (page weight)
     page.on("pageerror", lambda e: log["errors"].append(str(e)))
     page.on("request", lambda r: log["requests"].append(r.url))
-    page.goto(url, wait_until=wait_until)
+    page.goto(url, wait_until="load")
     wait_until_drawn(page)
     return page, log
 

@@ -2,7 +2,7 @@
 
 Tiers, the convention of transformers' `@slow` / RUN_SLOW: plain `pytest` runs the fast tier (tiny models,
 exact enumeration, every mutant of the mutation table killed, greedy grids, the hook, the schema, the guards,
-the theory: about a minute). Each marker in TIERS is opted into by its environment variable, or all of them at
+the theory; on one worker per core: pytest_xdist_auto_num_workers). Each marker in TIERS is opted into by its environment variable, or all of them at
 once by RUN_SLOW=1, which `scripts/test.sh` (README's test command, `.ci/run`) sets. A test of a tier that is
 off is reported as skipped, with the variable that turns it on.
 """
@@ -32,8 +32,9 @@ def tier_on(marker: str) -> bool:
 
 def pytest_xdist_auto_num_workers(config):
     """Workers for `-n auto` (pyproject.toml's addopts): one per core, up to four, for the fast tier (tiny models, no
-    file shared between tests; its times: CONTRIBUTING.md, Tests); none when any other tier is on. Those stay in one process: the real-pair tests hold the pair (about 9 GB), which two workers would hold
-    twice, the builds are timed, and scripts/test.sh runs its own two chains (one per core)."""
+    file shared between tests; its times: CONTRIBUTING.md, Tests); none when any other tier is on. Those stay in one
+    process: the real-pair tests hold the pair (about 9 GB), which two workers would hold twice, the builds are
+    timed, and scripts/test.sh runs its own two chains (one per core)."""
     if any(tier_on(marker) for marker in TIERS):
         return 0
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
