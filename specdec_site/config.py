@@ -62,8 +62,8 @@ class BuildConfig:
     def to_dict(self) -> dict:
         return {**asdict(self), "sweep_ks": list(self.sweep_ks), "tree_rows": list(self.tree_rows),
                 "trace_tree": list(self.trace_tree) if self.trace_tree else None,
-                "mutation_variants": list(self.mutation_variants) if self.mutation_variants else None,
-                "audit_rows": list(self.audit_rows) if self.audit_rows else None,
+                "mutation_variants": None if self.mutation_variants is None else list(self.mutation_variants),
+                "audit_rows": None if self.audit_rows is None else list(self.audit_rows),
                 "block_runs": [[t, dict(per_set)] for t, per_set in self.block_runs], "modes": self.modes}
 
 

@@ -1486,8 +1486,9 @@ class BlockNotRun(NotRun):
     """A temperature or prompt set the block stage did not run in this build (a --quick build runs T = 0.7 alone)."""
 
 
-class NotRecorded(BlockNotRun):
-    """A part of an artifact that a run from before it was recorded lacks (the trees stage's model per set)."""
+class NotRecorded(NotRun):
+    """A part of an artifact that a run from before it was recorded lacks (the trees stage's model per set, an audit
+    row), or that a quick build left out (an audit row)."""
 
 
 def _block_at(a, temperature: float) -> dict:

@@ -2,9 +2,9 @@
 
 Tiers, the convention of transformers' `@slow` / RUN_SLOW: plain `pytest` runs the fast tier (tiny models,
 exact enumeration, every mutant of the mutation table killed, greedy grids, the hook, the schema, the guards,
-the theory; on one worker per core: pytest_xdist_auto_num_workers). Each marker in TIERS is opted into by its environment variable, or all of them at
-once by RUN_SLOW=1, which `scripts/test.sh` (README's test command, `.ci/run`) sets. A test of a tier that is
-off is reported as skipped, with the variable that turns it on.
+the theory; on one worker per core: pytest_xdist_auto_num_workers). Each marker in TIERS is opted into by its
+environment variable, or all of them at once by RUN_SLOW=1, which `scripts/test.sh` (README's test command,
+`.ci/run`) sets. A test of a tier that is off is reported as skipped, with the variable that turns it on.
 """
 
 import os
