@@ -485,6 +485,9 @@ def committed_trace_file(tmp_path, runs=2, edit=None) -> Path:
 
 
 def open_trace(page, path) -> str:
+    """Opens a trace file in the visualizer and returns what its status line says. The line is emptied first, so a
+    second open waits for its own message, not the previous file's (openFile reads the file asynchronously)."""
+    page.evaluate("() => { document.querySelector('.sv-file-status').textContent = ''; }")
     page.set_input_files("#sv-file", str(path))
     page.wait_for_function("document.querySelector('.sv-file-status').textContent.length > 0")
     return page.inner_text(".sv-file-status")
@@ -636,7 +639,6 @@ def test_trace_files_that_contradict_themselves_are_refused_at_once(site, browse
     for name, (edit, message) in HOSTILE_FILES.items():
         path = committed_trace_file(tmp_path, edit=edit)
         started = __import__("time").perf_counter()
-        page.evaluate("() => { document.querySelector('.sv-file-status').textContent = ''; }")
         status = open_trace(page, path)
         took = __import__("time").perf_counter() - started
         assert status.startswith("Not opened: my-trace.json is not a specdec trace file") and message in status, (name, status)
