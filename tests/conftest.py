@@ -95,6 +95,26 @@ def site_folder(built_site):
 
 
 @pytest.fixture(scope="session")
+def loaded(site, browser):
+    """loaded(path, width) -> (page, log): a page of the session's site at 1400 px (900 high) or 375 px (800 high, a
+    phone), loaded and drawn once (browser.open_page) and shared by the tests that only read it, so that a page is
+    loaded once per width rather than once per check. A test that changes a shared page puts it back as it found it
+    (the colour scheme); a test that clicks, navigates or opens files opens a page of its own."""
+    from browser import open_page
+
+    pages = {}
+
+    def get(path: str, width: int = 1400):
+        if (path, width) not in pages:
+            pages[path, width] = open_page(browser, site + path, width=width, height={1400: 900, 375: 800}[width])
+        return pages[path, width]
+
+    yield get
+    for page, _ in pages.values():
+        page.close()
+
+
+@pytest.fixture(scope="session")
 def tiny_qwen_pair(tmp_path_factory):
     """(target folder, draft folder): tiny Qwen2 models with the default pair's tokenizer (tests/tiny_qwen.py)."""
     from tiny_qwen import save_tiny_qwen_pair

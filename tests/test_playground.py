@@ -211,15 +211,14 @@ def test_a_run_where_speculation_was_slower_plays_to_its_end(playground):
 
 
 @pytest.mark.parametrize("path", PAGES, ids=lambda p: p or "home")
-def test_every_page_fits_a_phone_screen(site, browser, path):
-    page, log = open_page(browser, site + path, width=375, height=800)
+def test_every_page_fits_a_phone_screen(loaded, path):
+    page, log = loaded(path, 375)
     settle(page)  # the charts redrawn for the width they measured
     width = page.evaluate("() => document.documentElement.scrollWidth")
     assert width <= 375, f"{path or 'home'} is {width} px wide at 375 px"
     assert log["errors"] == []
     if path in ("playground/", "visualizer/"):
         shot(page, f"phone_{path.strip('/')}.png")
-    page.close()
 
 
 def test_playground_rethemes_with_the_palette(playground):
@@ -231,8 +230,8 @@ def test_playground_rethemes_with_the_palette(playground):
     assert log["errors"] == []
 
 
-def test_visualizer_navigation_is_one_row_and_tick_labels_are_readable(site, browser):
-    page, log = open_page(browser, site + "visualizer/", width=375, height=800)
+def test_visualizer_navigation_is_one_row_and_tick_labels_are_readable(loaded):
+    page, log = loaded("visualizer/", 375)
     page.wait_for_selector("#sv-chart-pq .main-svg")
     tops = [page.locator(sel).bounding_box()["y"] for sel in ("#sv-prev", "#sv-slider", "#sv-next")]
     assert max(tops) - min(tops) < 12, f"prev / slider / next are not on one row: {tops}"
@@ -240,7 +239,6 @@ def test_visualizer_navigation_is_one_row_and_tick_labels_are_readable(site, bro
     assert layout["tickangle"] == 0 and all(len(t.replace(" ◀", "")) <= 8 for t in layout["ticktext"])
     assert not any(t.strip() == "" for t in layout["ticktext"]), "a whitespace token has an invisible label"
     assert log["errors"] == []
-    page.close()
 
 
 # ---------------------------------------------------------------- what a careful reader tripped over (issue 26)

@@ -11,6 +11,8 @@ their tag drawn over the formula.
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 from browser import needs_chromium, open_page, settle, shot
 
@@ -54,10 +56,16 @@ def inside(inner, outer, slack: float = 1.0) -> bool:
             and inner[3] <= outer[3] + slack)
 
 
-def open_themed(browser, url, width, scheme):
-    page, log = open_page(browser, url, width=width, height=900)
-    set_scheme(page, scheme)
-    return page, log
+@contextlib.contextmanager
+def scheme_put_back(page):
+    """The page's colour scheme as it was after the block: a page shared by the tests that read it (conftest's
+    loaded) is left as the next test expects it."""
+    first = page.evaluate("() => document.body.getAttribute('data-md-color-scheme')")
+    assert first, "the theme set no colour scheme"
+    try:
+        yield
+    finally:
+        set_scheme(page, first)
 
 
 def set_scheme(page, scheme):
@@ -95,19 +103,19 @@ def figure_problems(fig: dict, width: int, where: str = "") -> list[str]:
 
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("path", FIGURE_PAGES, ids=lambda p: p or "home")
-def test_every_figure_is_readable(site, browser, path, width):
-    """In each colour scheme, on one load of the page: the scheme toggle re-renders every figure, as a reader's
-    click on the palette does."""
-    page, log = open_page(browser, site + path, width=width, height=900)
+def test_every_figure_is_readable(loaded, path, width):
+    """In each colour scheme, on one load of the page (shared: conftest's loaded): the scheme toggle re-renders every
+    figure, as a reader's click on the palette does."""
+    page, log = loaded(path, width)
     page.wait_for_function("document.querySelectorAll('.specdec-figure.js-plotly-plot').length > 0", timeout=15000)
     problems = []
-    for scheme in SCHEMES:
-        set_scheme(page, scheme)
-        problems += [f"{scheme}: {p}" for fig in page.evaluate(MEASURE) for p in figure_problems(fig, width)]
-        shot(page, f"read-{(path.strip('/') or 'home')}-{width}-{scheme}.png")
+    with scheme_put_back(page):
+        for scheme in SCHEMES:
+            set_scheme(page, scheme)
+            problems += [f"{scheme}: {p}" for fig in page.evaluate(MEASURE) for p in figure_problems(fig, width)]
+            shot(page, f"read-{(path.strip('/') or 'home')}-{width}-{scheme}.png")
     assert problems == [], problems
     assert log["errors"] == [], log["errors"]
-    page.close()
 
 
 # Steps of a run worth reading: the first, the one whose p/q chart has the most tokens, a rejection, a step that
@@ -133,26 +141,30 @@ SHOW_STEP = """([r, i]) => {
 }"""
 
 
-@pytest.mark.parametrize("scheme", SCHEMES)
 @pytest.mark.parametrize("width", WIDTHS)
-def test_step_visualizer_charts_are_readable_on_every_run(site, browser, width, scheme):
-    """The visualizer's three charts, for every recorded run, at the steps that crowd them most."""
-    page, log = open_themed(browser, site + "visualizer/", width, scheme)
+def test_step_visualizer_charts_are_readable_on_every_run(site, browser, width):
+    """The visualizer's three charts, for every recorded run, at the steps that crowd them most, in each colour
+    scheme, on one load of the page (the scheme toggle re-renders the charts, as a reader's click on the palette
+    does)."""
+    page, log = open_page(browser, site + "visualizer/", width=width, height=900)
     page.wait_for_function("document.getElementById('specdec-visualizer') && "
                            "document.getElementById('specdec-visualizer')._specdec", timeout=15000)
-    problems, seen = [], 0
+    problems, seen = [], {scheme: 0 for scheme in SCHEMES}
     picks = page.evaluate(VISUALIZER_STEPS)
-    for r, steps in picks:
-        for i in steps:
-            page.evaluate(SHOW_STEP, [r, i])
-            page.wait_for_timeout(30)
-            # a token-tree step shows its mask as a grid where a chain step has its draws chart (hidden, not purged)
-            tree = page.evaluate("() => document.querySelector('.sv-mask').style.display !== 'none'")
-            figs = page.evaluate(MEASURE, "#specdec-visualizer .js-plotly-plot:not([style*='display: none'])")
-            assert len(figs) == (2 if tree else 3), figs
-            seen += 1
-            problems += [p for fig in figs for p in figure_problems(fig, width, f"run {r}, step {i + 1}")]
-    assert len(picks) >= 8 and seen >= 2 * len(picks) and problems == [], problems[:10]
+    for scheme in SCHEMES:
+        set_scheme(page, scheme)
+        for r, steps in picks:
+            for i in steps:
+                page.evaluate(SHOW_STEP, [r, i])
+                page.wait_for_timeout(30)
+                # a token-tree step shows its mask as a grid where a chain step has its draws chart (hidden, not purged)
+                tree = page.evaluate("() => document.querySelector('.sv-mask').style.display !== 'none'")
+                figs = page.evaluate(MEASURE, "#specdec-visualizer .js-plotly-plot:not([style*='display: none'])")
+                assert len(figs) == (2 if tree else 3), (scheme, figs)
+                seen[scheme] += 1
+                problems += [f"{scheme}: {p}" for fig in figs
+                             for p in figure_problems(fig, width, f"run {r}, step {i + 1}")]
+    assert len(picks) >= 8 and min(seen.values()) >= 2 * len(picks) and problems == [], problems[:10]
     assert log["errors"] == [], log["errors"]
     page.close()
 
@@ -161,17 +173,28 @@ SET = """([sel, value, event]) => { const e = document.querySelector(sel); e.val
   e.dispatchEvent(new Event(event, {bubbles: true})); }"""
 
 
-@pytest.mark.parametrize("scheme", SCHEMES)
 @pytest.mark.parametrize("width", WIDTHS)
-def test_playground_charts_are_readable_with_every_control(site, browser, width, scheme):
+def test_playground_charts_are_readable_with_every_control(site, browser, width):
     """The Playground's two charts after every preset and rule (sampled, so the histogram is drawn) and along
-    each of the calculator's sliders, from one end to the other."""
-    page, log = open_themed(browser, site + "playground/", width, scheme)
+    each of the calculator's sliders, from one end to the other, in each colour scheme, on one load of the page."""
+    page, log = open_page(browser, site + "playground/", width=width, height=900)
     page.wait_for_function("document.querySelectorAll('#pg-rule-chart.js-plotly-plot, #pg-speedup-chart.js-plotly-plot')"
                            ".length === 2", timeout=15000)
     problems = []
     page.evaluate(SET, ["#pg-n", 2000, "input"])
     presets = page.evaluate("() => document.querySelectorAll('#pg-preset option').length")
+    for scheme in SCHEMES:
+        set_scheme(page, scheme)
+        problems += [f"{scheme}: {p}" for p in playground_problems(page, width, presets)]
+    assert presets >= 2 and problems == [], problems[:10]
+    assert log["errors"] == [], log["errors"]
+    page.close()
+
+
+def playground_problems(page, width: int, presets: int) -> list[str]:
+    """What figure_problems finds in the Playground's charts after each preset and rule, and at each end of each
+    of the calculator's sliders."""
+    problems = []
     for preset in range(presets):
         for rule in ("correct", "naive"):
             page.evaluate(SET, ["#pg-preset", preset, "change"])
@@ -188,20 +211,17 @@ def test_playground_charts_are_readable_with_every_control(site, browser, width,
             figs = page.evaluate(MEASURE, "#pg-speedup-chart.js-plotly-plot")
             assert len(figs) == 1
             problems += [p for fig in figs for p in figure_problems(fig, width, f"{slider} = {value}")]
-    assert presets >= 2 and problems == [], problems[:10]
-    assert log["errors"] == [], log["errors"]
-    page.close()
+    return problems
 
 
-def test_time_breakdown_draws_the_target_only_bar(site, browser):
-    page, _ = open_page(browser, site + "benchmark/")
+def test_time_breakdown_draws_the_target_only_bar(loaded):
+    page, _ = loaded("benchmark/")
     page.wait_for_function("document.getElementById('fig-time_breakdown') && "
                            "document.getElementById('fig-time_breakdown').classList.contains('js-plotly-plot')")
     bars = page.evaluate("""() => Array.from(document.querySelectorAll('#fig-time_breakdown .trace.bars'))
         .map(t => Array.from(t.querySelectorAll('.point path')).filter(p => {
             const r = p.getBoundingClientRect(); return r.height > 0.5 && r.width > 0.5; }).length)""")
     assert len(bars) == 3 and bars[0] == 1, f"bars drawn per trace (target only, draft, verify): {bars}"
-    page.close()
 
 
 # The numbered equations of each page with math: The Math has (1)-(9), Choosing k continues with (10)-(14), and
@@ -211,12 +231,12 @@ EQUATIONS = {"math/": [*range(1, 10), *range(15, 18)], "choosing-k/": range(10, 
 
 @pytest.mark.parametrize("path", EQUATIONS)
 @pytest.mark.parametrize("width", WIDTHS)
-def test_numbered_equations_fit_and_their_tags_stay_off_the_formula(site, browser, width, path):
+def test_numbered_equations_fit_and_their_tags_stay_off_the_formula(loaded, width, path):
     """Every numbered equation keeps to the text column: at 375 px one wider than the column wraps between its
     top-level terms (the theme's narrow layout had put every term on a line of its own, at the screen's edge), and
     only (5), an aligned block that cannot wrap, scrolls, from the column's left edge (a centred block that
     overflows would hide its start where no scrolling reaches)."""
-    page, _ = open_page(browser, site + path, width=width)
+    page, _ = loaded(path, width)
     count = len(EQUATIONS[path])
     page.wait_for_function(f"document.querySelectorAll('.katex-display .tag').length >= {count}", timeout=15000)
     found = page.evaluate("""() => Array.from(document.querySelectorAll('.katex-display')).filter(d => d.querySelector('.tag')).map(d => {
@@ -236,12 +256,11 @@ def test_numbered_equations_fit_and_their_tags_stay_off_the_formula(site, browse
             assert max(b[2] for b in [*eq["bases"], eq["tagBox"]]) <= right + 1, f"equation {eq['tag']} past the column"
     narrow = width < 720  # the theme's narrow layout, below 44.984375em (specdec.css)
     assert [eq["tag"] for eq in found if eq["scrolls"]] == (["(5)"] if narrow and path == "math/" else [])
-    page.close()
 
 
 @pytest.mark.parametrize("path", EQUATIONS)
-def test_every_numbered_equation_has_a_visible_link_and_references_link_to_it(site, browser, path):
-    page, _ = open_page(browser, site + path)
+def test_every_numbered_equation_has_a_visible_link_and_references_link_to_it(loaded, path):
+    page, _ = loaded(path)
     links = page.evaluate("""() => Array.from(document.querySelectorAll('.eq-anchor')).map(a => ({
         id: a.id, href: a.querySelector('a.eq-link').getAttribute('href'), text: a.innerText.trim(),
         visible: a.querySelector('a.eq-link').getBoundingClientRect().height > 0}))""")
@@ -256,7 +275,6 @@ def test_every_numbered_equation_has_a_visible_link_and_references_link_to_it(si
         # the anchors of (10)-(14), cited before they moved to Choosing k, stay here as links to their new place
         moved = page.evaluate("() => Array.from(document.querySelectorAll('.eq-moved p')).map(p => p.id)")
         assert moved == [f"eq-{n}" for n in EQUATIONS["choosing-k/"]]
-    page.close()
 
 
 # ---------------------------------------------------------------- Home, as a newcomer reads it (issue 43)
@@ -269,15 +287,16 @@ HOME_NOT_USED = ["core set", "matrix", "oracle", "draft yield", "â", "HumanEval
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_home_has_no_clipped_label_and_no_term_before_its_definition(site, browser, width):
-    """In each colour scheme, on one load of the page (the palette toggle changes the scheme in place)."""
-    page, log = open_page(browser, site, width=width)
+def test_home_has_no_clipped_label_and_no_term_before_its_definition(loaded, width):
+    """In each colour scheme, on one load of the page (shared: conftest's loaded; the palette toggle changes the
+    scheme in place)."""
+    page, log = loaded("", width)
     page.wait_for_selector("#strip-status")
-    for scheme in SCHEMES:
-        page.evaluate(f"() => document.body.setAttribute('data-md-color-scheme', '{scheme}')")
-        check_home(page, width, scheme)
+    with scheme_put_back(page):
+        for scheme in SCHEMES:
+            page.evaluate(f"() => document.body.setAttribute('data-md-color-scheme', '{scheme}')")
+            check_home(page, width, scheme)
     assert log["errors"] == []
-    page.close()
 
 
 def check_home(page, width, scheme):

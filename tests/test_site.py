@@ -33,11 +33,11 @@ def markers(name: str) -> int:
 
 
 @pytest.mark.parametrize("path", PAGES, ids=lambda p: p or "home")
-def test_page_renders_figures_math_and_stays_local(site, browser, path):
-    """At 1400 px, on one load: the figures drawn with data, the math typeset, nothing left of a marker, a working
-    "Skip to content", no console error, no failed or foreign request, the page's weight, and no table wider than
-    its column (check_tables)."""
-    page, log = open_page(browser, site + path, width=1400)
+def test_page_renders_figures_math_and_stays_local(site, loaded, path):
+    """At 1400 px, on its load (shared with the other checks that read the page at that width: conftest's loaded):
+    the figures drawn with data, the math typeset, nothing left of a marker, a working "Skip to content", no console
+    error, no failed or foreign request, the page's weight, and no table wider than its column (check_tables)."""
+    page, log = loaded(path)
     expected = markers(path)
     if expected:
         page.wait_for_function(f"document.querySelectorAll('.specdec-figure.js-plotly-plot').length === {expected}",
@@ -63,7 +63,6 @@ def test_page_renders_figures_math_and_stays_local(site, browser, path):
     if path != "notebooks/walkthrough/":
         check_tables(page)
     shot(page, f"{(path.strip('/') or 'home').replace('/', '_')}.png")
-    page.close()
 
 
 def check_page_weight(page, log, path):
@@ -517,22 +516,27 @@ def test_a_trace_file_opens_in_the_visualizer_and_steps_through(site, browser, t
     page.close()
 
 
-@pytest.mark.parametrize("content,message", [
+MALFORMED_FILES = [
     ("not json at all", "is not JSON"),
     (json.dumps({"runs": []}), "it has no runs"),
     (json.dumps([1, 2]), "it has no runs"),
     (json.dumps({"runs": [{"prompt": {"id": "x", "text": "y"}, "mode": "greedy", "vocab": {}, "trace": {"k": 2, "steps": [
         {"k": 2, "draft_tokens": [1], "n_accepted": 0}]}}]}), "step 1: k and draft_tokens disagree"),
-])
-def test_a_malformed_trace_file_is_refused_with_a_message(site, browser, tmp_path, content, message):
-    path = tmp_path / "bad.json"
-    path.write_text(content)
+]
+
+
+def test_a_malformed_trace_file_is_refused_with_a_message(site, browser, tmp_path):
+    """Each of MALFORMED_FILES, opened one after the other in one page: refused with its message, the page's runs
+    kept (as test_trace_files_that_contradict_themselves_are_refused_at_once does for files that parse)."""
     page, log = open_page(browser, site + "visualizer/")
     page.wait_for_selector("#sv-chart-pq .main-svg")
     strip = page.inner_text(".sv-strip")
-    status = open_trace(page, path)
-    assert status.startswith("Not opened: bad.json is not a specdec trace file") and message in status, status
-    assert page.inner_text(".sv-strip") == strip  # the page's runs stay
+    path = tmp_path / "bad.json"
+    for content, message in MALFORMED_FILES:
+        path.write_text(content)
+        status = open_trace(page, path)
+        assert status.startswith("Not opened: bad.json is not a specdec trace file") and message in status, status
+        assert page.inner_text(".sv-strip") == strip, (message, "the page's runs are gone")
     assert log["errors"] == []
     page.close()
 
@@ -669,18 +673,17 @@ def test_a_hostile_trace_file_shows_its_text_and_runs_nothing(site, browser, tmp
     page.close()
 
 
-def test_the_visualizer_fates_are_the_race_fates_on_every_committed_step(site, browser):
+def test_the_visualizer_fates_are_the_race_fates_on_every_committed_step(loaded):
     """stepFates (the visualizer's script) and site_files.step_fates (the Playground's race) are one rule."""
     from specdec_site.site_files import step_fates
 
-    page, _ = open_page(browser, site + "visualizer/")
+    page, _ = loaded("visualizer/")
     page.wait_for_selector("#sv-chart-pq .main-svg")
     runs = page.evaluate("() => document.getElementById('specdec-visualizer')._specdec.runs")
     expected = json.loads((ROOT / "docs" / "data" / "cpu" / "traces.json").read_text())["runs"]
     for run, committed in zip(runs, expected, strict=True):
         for step, raw in zip(run["trace"]["steps"], committed["trace"]["steps"], strict=True):
             assert {"fates": step["fates"], "extra_fate": step["extra_fate"]} == step_fates(raw)
-    page.close()
 
 
 def test_under_a_sub_path_the_404_page_works_and_navigation_is_instant(site, site_folder, browser):
