@@ -294,7 +294,7 @@ def test_home_has_no_clipped_label_and_no_term_before_its_definition(loaded, wid
     page.wait_for_selector("#strip-status")
     with scheme_put_back(page):
         for scheme in SCHEMES:
-            page.evaluate(f"() => document.body.setAttribute('data-md-color-scheme', '{scheme}')")
+            set_scheme(page, scheme)
             check_home(page, width, scheme)
     assert log["errors"] == []
 
