@@ -18,12 +18,11 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from browser import ROOT, needs_chromium, open_page, serve
+from entry import run_entries
 from test_models import save_tiny
 
 from specdec_site import site_build
@@ -104,14 +103,14 @@ def tiny_data(tmp_path_factory):
     save_tiny(pair / "t", 1, WORDS)
     save_tiny(pair / "d", 2, WORDS)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    builds = [["--quick", "--device", "cpu", "--target", str(pair / "t"), "--draft", str(pair / "d"), "--stages",
+               "traces,policies", "--out", str(base / "data" / name), *options] for name, options, _ in TINY_SETS]
+    # one after the other (scripts/test.sh gives this half of the tests one core), in one process (tests/entry.py)
+    build = run_entries(ROOT / "scripts" / "build_data.py", builds, env=env, timeout=900)
+    assert build.returncode == 0, (build.stdout + build.stderr)[-3000:]
     result = {}
-    for name, options, cuda in TINY_SETS:  # one after the other: scripts/test.sh gives this half of the tests one core
+    for name, _, cuda in TINY_SETS:
         data = base / "data" / name
-        build = subprocess.run(
-            [sys.executable, str(ROOT / "scripts" / "build_data.py"), "--quick", "--device", "cpu", "--target",
-             str(pair / "t"), "--draft", str(pair / "d"), "--stages", "traces,policies", "--out", str(data),
-             *options], capture_output=True, text=True, env=env, timeout=900)
-        assert build.returncode == 0, (build.stdout + build.stderr)[-3000:]
         if cuda:
             relabel_as_cuda(data)
         graft_model_free_stages(data)
