@@ -732,14 +732,15 @@ def test_the_trace_command_writes_a_trace_the_visualizer_opens(site, browser, tm
 
     out, tree_out = tmp_path / "my-trace.json", tmp_path / "my-tree.json"
     target, draft = tiny_qwen_pair
-    pair = ["--target", str(target), "--draft", str(draft)]
+    prompt = "def word_count(text: str) -> dict:"
+    trace = ["trace", "--prompt", prompt, "--target", str(target), "--draft", str(draft)]
     # `python -m specdec_site trace` twice, a chain and a token tree of the same pair (--tree), in one process
     # (tests/entry.py: torch imported once)
     start = time.perf_counter()
     result = run_entries(ROOT / "specdec_site" / "__main__.py", [
-        ["trace", "--prompt", "def word_count(text: str) -> dict:", "--max-new-tokens", "24", "--out", str(out), *pair],
-        ["trace", "--prompt", "def word_count(text: str) -> dict:", "--max-new-tokens", "12", "--tree", "2x2", "--out",
-         str(tree_out), *pair]], cwd=ROOT, timeout=600, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+        [*trace, "--max-new-tokens", "24", "--out", str(out)],
+        [*trace, "--max-new-tokens", "12", "--tree", "2x2", "--out", str(tree_out)]],
+        cwd=ROOT, timeout=600, env={**os.environ, "HF_HUB_OFFLINE": "1"})
     seconds = time.perf_counter() - start
     assert result.returncode == 0, result.stderr[-3000:]
     assert seconds < 120, f"the two trace commands took {seconds:.0f} s"
@@ -747,7 +748,7 @@ def test_the_trace_command_writes_a_trace_the_visualizer_opens(site, browser, tm
     schema = json.loads((ROOT / "docs" / "data" / "schema.json").read_text())
     jsonschema.validate(doc, {**schema, "$ref": "#/$defs/traces"})
     run = doc["runs"][0]
-    assert doc["metadata"]["stage"] == "trace" and run["prompt"]["text"] == "def word_count(text: str) -> dict:"
+    assert doc["metadata"]["stage"] == "trace" and run["prompt"]["text"] == prompt
     assert run["equals_target_greedy"] is True and run["trace"]["n_emitted"] == 24
     page, log = open_page(browser, site + "visualizer/")
     page.wait_for_selector("#sv-chart-pq .main-svg")
