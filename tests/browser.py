@@ -83,6 +83,27 @@ def settle(page) -> None:
     page.evaluate(SETTLE)
 
 
+# The Step Visualizer draws each chart through one queue (visualizer.js `react`): div._specdecDrawn is the promise of
+# the chart's last Plotly.react, which settles once Plotly has drawn it (automargin's redraws are in its chain); a
+# draw may queue another when it ends (`refit`, for the plot area's measured width), so the queues are read again.
+# A draw that never settles (Plotly once laid a chart out forever: visualizer.js) fails the test, not hangs it.
+CHARTS_DRAWN = """async (root) => {
+  const queued = () => Array.from(document.querySelectorAll(root + ', ' + root + ' div')).map(d => d._specdecDrawn);
+  const late = new Promise((_, fail) => setTimeout(() => fail(new Error('a chart was still drawing after 10 s')), 10000));
+  for (let i = 0; i < 50; i++) {
+    const before = queued();
+    await Promise.race([Promise.all(before.map(p => p && p.catch(() => {}))), late]);
+    if (queued().every((p, j) => p === before[j])) return i;
+  }
+  throw new Error('the charts kept queueing draws for 50 rounds');
+}"""
+
+
+def charts_drawn(page, root: str = "#specdec-visualizer") -> None:
+    """Wait until every chart under `root` has drawn what was asked of it (CHARTS_DRAWN), in place of a fixed wait."""
+    page.evaluate(CHARTS_DRAWN, root)
+
+
 def shot(page, name: str) -> None:
     """A full-page screenshot into test-artifacts/screenshots/ when SPECDEC_SCREENSHOTS=1 (to look at the pages as a
     reader does; each costs up to 1.5 s, so a plain run takes none)."""

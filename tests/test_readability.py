@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 
 import pytest
-from browser import needs_chromium, open_page, settle, shot
+from browser import charts_drawn, needs_chromium, open_page, settle, shot
 
 pytestmark = [needs_chromium, pytest.mark.browser]
 
@@ -156,7 +156,7 @@ def test_step_visualizer_charts_are_readable_on_every_run(site, browser, width):
         for r, steps in picks:
             for i in steps:
                 page.evaluate(SHOW_STEP, [r, i])
-                page.wait_for_timeout(30)
+                charts_drawn(page)
                 # a token-tree step shows its mask as a grid where a chain step has its draws chart (hidden, not purged)
                 tree = page.evaluate("() => document.querySelector('.sv-mask').style.display !== 'none'")
                 figs = page.evaluate(MEASURE, "#specdec-visualizer .js-plotly-plot:not([style*='display: none'])")

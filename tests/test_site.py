@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from browser import ROOT, SHOTS, build_site, needs_chromium, open_page, serve, shot
+from browser import ROOT, SHOTS, build_site, charts_drawn, needs_chromium, open_page, serve, shot
 from entry import run_entries
 
 PAGES = ["", "visualizer/", "playground/", "benchmark/", "math/", "choosing-k/", "exactness/", "notebooks/walkthrough/",
@@ -463,7 +463,7 @@ def test_pq_chart_labels_only_as_many_tokens_as_its_width_can_hold(site, browser
         width = page.evaluate("() => document.getElementById('sv-chart-pq').clientWidth")
         if page.evaluate("() => document.getElementById('sv-chart-pq').data.length") == 0:
             continue  # a step without drafts
-        page.wait_for_timeout(60)  # the chart is drawn, then redrawn for its plot area's measured width
+        charts_drawn(page)  # the chart is drawn, then redrawn for its plot area's measured width
         boxes = page.evaluate("""() => Array.from(document.querySelectorAll('#sv-chart-pq .xtick text'))
             .filter(t => t.textContent.trim()).map(t => { const r = t.getBoundingClientRect(); return [r.left, r.right]; })""")
         ticks = page.evaluate("() => document.getElementById('sv-chart-pq').layout.xaxis.ticktext.length")
