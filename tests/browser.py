@@ -89,13 +89,18 @@ def settle(page) -> None:
 # A draw that never settles (Plotly once laid a chart out forever: visualizer.js) fails the test, not hangs it.
 CHARTS_DRAWN = """async (root) => {
   const queued = () => Array.from(document.querySelectorAll(root + ', ' + root + ' div')).map(d => d._specdecDrawn);
-  const late = new Promise((_, fail) => setTimeout(() => fail(new Error('a chart was still drawing after 10 s')), 10000));
-  for (let i = 0; i < 50; i++) {
-    const before = queued();
-    await Promise.race([Promise.all(before.map(p => p && p.catch(() => {}))), late]);
-    if (queued().every((p, j) => p === before[j])) return i;
+  let timer;
+  const late = new Promise((_, fail) => { timer = setTimeout(() => fail(new Error('a chart was still drawing after 10 s')), 10000); });
+  try {
+    for (let i = 0; i < 50; i++) {
+      const before = queued();
+      await Promise.race([Promise.all(before.map(p => p && p.catch(() => {}))), late]);
+      if (queued().every((p, j) => p === before[j])) return i;
+    }
+    throw new Error('the charts kept queueing draws for 50 rounds');
+  } finally {
+    clearTimeout(timer);  // one timer a call, not one left pending per step checked
   }
-  throw new Error('the charts kept queueing draws for 50 rounds');
 }"""
 
 
