@@ -16,6 +16,8 @@ import sys
 import time
 from pathlib import Path
 
+from specdec_site.numbers import integer
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
@@ -28,8 +30,8 @@ def time_forward(lm, seq, prefix: int, m: int) -> float:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--reps", type=int, default=9, help="timed repetitions per row count and kernel (>= 3)")
-    parser.add_argument("--rows", type=int, nargs="+", default=list(range(1, 10)))
+    parser.add_argument("--reps", type=integer, default=9, help="timed repetitions per row count and kernel (>= 3)")
+    parser.add_argument("--rows", type=integer, nargs="+", default=list(range(1, 10)))
     args = parser.parse_args(argv)
     if args.reps < 3 or min(args.rows) < 1:
         parser.error("--reps must be >= 3 and every --rows >= 1")

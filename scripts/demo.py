@@ -21,16 +21,17 @@ from specdec import (
     prepare_cpu_drafts,
     speculative_generate,
 )
+from specdec_site.numbers import integer
 
 PROMPT = 'def merge_sorted(a: list[int], b: list[int]) -> list[int]:\n    """Merge two sorted lists into one sorted list."""\n'
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--k", type=int, default=4, help="k of the fixed policy (Leviathan's gamma)")
-    parser.add_argument("--cap", type=int, default=16, help="the most drafts per step for the other policies")
-    parser.add_argument("--new", type=int, default=48, help="new tokens to generate")
-    parser.add_argument("--reps", type=int, default=3, help="timed repetitions of each variant (median reported)")
+    parser.add_argument("--k", type=integer, default=4, help="k of the fixed policy (Leviathan's gamma)")
+    parser.add_argument("--cap", type=integer, default=16, help="the most drafts per step for the other policies")
+    parser.add_argument("--new", type=integer, default=48, help="new tokens to generate")
+    parser.add_argument("--reps", type=integer, default=3, help="timed repetitions of each variant (median reported)")
     args = parser.parse_args()
     if min(args.k, args.cap, args.new, args.reps) < 1:
         parser.error("--k, --cap, --new and --reps must be >= 1")

@@ -19,6 +19,8 @@ import sys
 import time
 from pathlib import Path
 
+from specdec_site.numbers import integer
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -32,8 +34,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="a trees artifact whose recorded architectures to time (default the committed CPU one)")
     parser.add_argument("--target-config", help="the target's config.json (instead of --trees)")
     parser.add_argument("--draft-config", help="the draft's config.json (instead of --trees)")
-    parser.add_argument("--reps", type=int, default=20, help="timed repetitions per row count (default 20)")
-    parser.add_argument("--prefix", type=int, default=128, help="cached prefix tokens before each pass (default 128)")
+    parser.add_argument("--reps", type=integer, default=20, help="timed repetitions per row count (default 20)")
+    parser.add_argument("--prefix", type=integer, default=128, help="cached prefix tokens before each pass (default 128)")
     return parser.parse_args(argv)
 
 

@@ -38,6 +38,8 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from specdec_site.numbers import integer
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -854,10 +856,10 @@ def main(argv=None) -> None:
     c = sub.add_parser("collect", help="record greedy draft chains with the real pair")
     c.add_argument("--domains", nargs="+", default=["code", "prose", "dialogue", "narrative"],
                    choices=["code", "prose", "dialogue", "narrative"])
-    c.add_argument("--start", type=int, default=12, help="first public prompt (the benchmark uses 0-11)")
-    c.add_argument("--count", type=int, default=6)
-    c.add_argument("--tokens", type=int, default=48)
-    c.add_argument("--k", type=int, default=16, help="the longest chain recorded (the policies' cap)")
+    c.add_argument("--start", type=integer, default=12, help="first public prompt (the benchmark uses 0-11)")
+    c.add_argument("--count", type=integer, default=6)
+    c.add_argument("--tokens", type=integer, default=48)
+    c.add_argument("--k", type=integer, default=16, help="the longest chain recorded (the policies' cap)")
     c.add_argument("--out", required=True)
     r = sub.add_parser("replay", help="replay the policies on recorded chains")
     r.add_argument("chains", nargs="+")
@@ -865,7 +867,7 @@ def main(argv=None) -> None:
                    help="also replay the adaptive rule with each recorded signal besides confidence")
     r.add_argument("--json", default=None, help="also write the table to this file (the site's: "
                                                 "docs/data/design-replay.json, with --signals)")
-    r.add_argument("--k", type=int, default=None)
+    r.add_argument("--k", type=integer, default=None)
     r.add_argument("--verify-cost", choices=["per-k", "line"], default="per-k",
                    help="cost a verify pass of k drafts at the committed runs' median for that k (the line where too "
                         "few steps had it), or at their line a + b k throughout")

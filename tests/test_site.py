@@ -485,11 +485,13 @@ def committed_trace_file(tmp_path, runs=2, edit=None) -> Path:
 
 
 def open_trace(page, path) -> str:
-    """Opens a trace file in the visualizer and returns what its status line says. The line is emptied first, so a
-    second open waits for its own message, not the previous file's (openFile reads the file asynchronously)."""
+    """Opens a trace file in the visualizer and returns what its status line says once the file is read. The line is
+    emptied first, so a second open waits for its own message, not the previous file's (openFile reads the file
+    asynchronously, saying "Reading ..." meanwhile, with aria-busy on the line)."""
     page.evaluate("() => { document.querySelector('.sv-file-status').textContent = ''; }")
     page.set_input_files("#sv-file", str(path))
-    page.wait_for_function("document.querySelector('.sv-file-status').textContent.length > 0")
+    page.wait_for_function("() => { const p = document.querySelector('.sv-file-status'); "
+                           "return p.textContent.length > 0 && p.getAttribute('aria-busy') !== 'true'; }")
     return page.inner_text(".sv-file-status")
 
 
@@ -583,6 +585,9 @@ HOSTILE_FILES = {
     "a chain step given parents": (lambda d: _set(_step(d), parents=[-1] * _step(d)["k"]), "the path must descend"),
     "a tree path that skips a level": (lambda d: _set(_tree_step(d), path=_tree_step(d)["path"][1:]),
                                        "the path must descend"),
+    "a tree of 257 nodes": (lambda d: _set(_tree_step(d), k=257), "a tree step has 0 to 256 nodes"),
+    "a tree of -1 nodes": (lambda d: _set(_tree_step(d), k=-1), "a tree step has 0 to 256 nodes"),
+    "a tree of 0 nodes that lists one": (lambda d: _set(_tree_step(d), k=0), "parents must list"),
     "a tree node whose parent comes after it": (lambda d: _tree_step(d)["parents"].__setitem__(0, 5),
                                                 "parents must list"),
     "a tree step with a draw too few": (lambda d: _tree_step(d)["uniforms"].pop(), "one draw per node"),
@@ -596,6 +601,74 @@ HOSTILE_FILES = {
         lambda d: _block_step(d, longer=True)["uniforms"].__setitem__(-1, 0.0), "but its draw is below h"),
     "an unknown verification rule": (lambda d: (_block_step(d), _set(_block_run(d)["trace"], verify="blocky")),
                                      "trace.verify must be"),
+    # either tree rule's probabilities, checked as a chain's are (the target cannot draw a token of p = 0; a node's
+    # children are distinct tokens; sample and match accepts a child with p(x) at its parent)
+    "a sample-and-match path node of p = 0": (lambda d: _on_path(_tree_step(d), p=0.0), "yet its p(x) is 0"),
+    "a sampled-children path node of p = 0": (lambda d: _on_path(_rejection_step(d, "leaf"), p=0.0), "yet its p(x) is 0"),
+    "two ranked children of one node with one token": (lambda d: _same_token(_tree_step(d)),
+                                                        "are children of one node with one token id"),
+    "two sampled children of one node with one token": (lambda d: _same_token(_rejection_step(d, "children rejected")),
+                                                         "are children of one node with one token id"),
+    "a sample-and-match accept prob that is not p(x)": (
+        lambda d: _tree_step(d)["accept_probs"].__setitem__(1, 0.5 if _tree_step(d)["p_draft_tokens"][1] < 0.4 else 0.0),
+        "not the node's p(x)"),
+    # recursive rejection sampling ("sampled children", tree_rule "rejection"), by its own terms: the nodes it tried,
+    # one draw each in that order and one for the step's own token, the first child's min(1, p/q)
+    "an accepted sampled child whose draw is above its accept prob": (
+        lambda d: _rejection_step(d, "leaf")["uniforms"].__setitem__(1, 0.9), "node 2 is accepted, but its draw r is not below"),
+    "a rejected sampled child whose draw is below its accept prob": (
+        lambda d: _rejection_step(d, "root rejected")["uniforms"].__setitem__(1, 0.1), "node 2 is rejected, but its draw r is below"),
+    "an untried node with an accept prob": (lambda d: _rejection_step(d, "leaf")["accept_probs"].__setitem__(2, 0.5),
+                                            "node 3 was never tried, yet accept_probs[2] is a number"),
+    "a tried node with a null accept prob": (lambda d: _rejection_step(d, "leaf")["accept_probs"].__setitem__(0, None),
+                                             "the rule tried node 1, yet accept_probs[0] is null"),
+    "a chain step with a null accept prob": (lambda d: _step(d)["accept_probs"].__setitem__(0, None),
+                                             "accept_probs needs k numbers"),
+    "a sampled-children step with a draw too many": (lambda d: _rejection_step(d, "root rejected")["uniforms"].append(0.5),
+                                                     "one draw per node the rule tried"),
+    "a sampled-children step with a draw too few": (lambda d: _rejection_step(d, "children rejected")["uniforms"].pop(),
+                                                    "one draw per node the rule tried"),
+    "a first sampled child whose accept prob is not min(1, p/q)": (
+        lambda d: _rejection_step(d, "leaf")["accept_probs"].__setitem__(0, 0.25), "not min(1, p/q) = 0.2000"),
+    "a first sampled child of a path node whose accept prob is not min(1, p/q)": (
+        lambda d: _rejection_step(d, "children rejected")["accept_probs"].__setitem__(2, 0.7), "not min(1, p/q) = 0.7500"),
+    "a first sampled child of q = 0": (lambda d: _rejection_step(d, "leaf")["q_draft_tokens"].__setitem__(0, 0.0),
+                                      "was drawn from q, yet its q(x) is 0"),
+    "sampled-children fates that contradict the nodes tried": (
+        lambda d: _rejection_step(d, "children rejected")["fates"].__setitem__(1, "rejected"), "the recorded fates contradict"),
+    "sampled-children fates with an untried node rejected": (
+        lambda d: _rejection_step(d, "leaf")["fates"].__setitem__(3, "rejected"), "the recorded fates contradict"),
+    "an unknown tree rule": (lambda d: _set(_rejection_step(d, "leaf"), tree_rule="rejections"), "tree_rule must be"),
+    "a chain step with the rejection tree rule": (lambda d: _set(_step(d), tree_rule="rejection"), "tree_rule must be"),
+    # every field a renderer reads, of its type and range (a string position drew "NaN")
+    "prompt_length as an object": (lambda d: _set(d["runs"][0]["trace"], prompt_length={"valueOf": 1}),
+                                   "trace.prompt_length must be a non-negative integer"),
+    "prompt_length as a string": (lambda d: _set(d["runs"][0]["trace"], prompt_length="28"),
+                                  "trace.prompt_length must be a non-negative integer"),
+    "a negative prompt_length": (lambda d: _set(d["runs"][0]["trace"], prompt_length=-3),
+                                 "trace.prompt_length must be a non-negative integer"),
+    "a tree run without prompt_length": (lambda d: (_tree_step(d), _tree_run(d)["trace"].pop("prompt_length")),
+                                         "trace.prompt_length must be a non-negative integer"),
+    "a chain step's position as a string": (lambda d: _set(_step(d), position="3"), "position must be a non-negative integer"),
+    "a tree step's position as an object": (lambda d: _set(_tree_step(d), position={"valueOf": 1}),
+                                            "position must be a non-negative integer"),
+    "a tree step without a position": (lambda d: _tree_step(d).pop("position"), "position must be a non-negative integer"),
+    "a negative trace k": (lambda d: _set(d["runs"][0]["trace"], k=-1), "trace.k must be an integer in [0, 256]"),
+    "a budget as a string": (lambda d: _set(_step(d), budget="4"), "budget must be a non-negative integer"),
+    "a step index as a fraction": (lambda d: _set(_step(d), step=1.5), "step must be a non-negative integer"),
+    "a source as an object": (lambda d: _set(_step(d), source={"toString": 1}), "source must be a string"),
+    "draft seconds as a string": (lambda d: _set(_step(d), draft_seconds="0.1"), "draft_seconds must be a number of seconds"),
+    "a drafter as an object": (lambda d: _set(d["runs"][0]["trace"], drafter={"toString": 1}), "trace.drafter must be a string"),
+    "a trace's policy as a list": (lambda d: _set(d["runs"][0]["trace"], policy=["fixed"]), "trace.policy must be a string"),
+    # a key that reaches a prototype, wherever it is: refused, whatever it holds (it had made a missing field read
+    # from it: a step's fates, a run's policy)
+    "a __proto__ key in the file": (lambda d: _set(d, __proto__={"runs": d.pop("runs")}), "a key named __proto__"),
+    "a __proto__ key in a run": (lambda d: _set(d["runs"][0], __proto__={"policy": d["runs"][0].pop("policy")}),
+                                 "a key named __proto__"),
+    "a __proto__ key in a trace": (lambda d: _set(d["runs"][0]["trace"], __proto__={"verify": "block"}), "a key named __proto__"),
+    "a __proto__ key in a step": (lambda d: _set(_step(d), __proto__={"fates": _step(d).pop("fates")}), "a key named __proto__"),
+    "a constructor key in the metadata": (lambda d: _set(d["metadata"], constructor={"name": "x"}), "a key named constructor"),
+    "a prototype key in a top list": (lambda d: _set(_step(d)["top_p"][0], prototype={}), "a key named prototype"),
 }
 
 
@@ -629,6 +702,104 @@ def _tree_step(doc, rejected=False):
     raise AssertionError("no token-tree step in the committed traces")
 
 
+def _tree_run(doc):
+    """The file's first token-tree run (after _tree_step has added the committed ones if it had none)."""
+    return next(run for run in doc["runs"] if run["trace"].get("drafter") == "tree")
+
+
+def _on_path(step, p):
+    step["p_draft_tokens"][step["path"][0]] = p
+
+
+def _same_token(step):
+    """Gives a node the token of its first sibling (two children of one node: the prefix's, or a node's)."""
+    j = next(j for j in range(step["k"]) if step["parents"][j] in step["parents"][:j])
+    sibling = step["parents"].index(step["parents"][j])
+    step["draft_tokens"][j] = step["draft_tokens"][sibling]
+
+
+NE = "not evaluated"
+
+
+def _zero_node_step(token, rule=None) -> dict:
+    """A tree step of 0 nodes, as the decoder writes one when a step's node budget is 0 (one token left before
+    max_new_tokens, or a tree shape whose ranks all lie past the vocabulary): nothing drafted, the target's one draw
+    (`token`) the step's bonus."""
+    step = {"step": 0, "position": 0, "k": 0, "draft_tokens": [], "q_draft_tokens": [], "p_draft_tokens": [],
+            "accept_probs": [], "uniforms": [0.37], "accepted": [], "n_accepted": 0, "resampled_token": None,
+            "bonus_token": token, "emitted": [token], "top_p": [{"ids": [token], "probs": [1.0]}], "top_q": [],
+            "top_residual": None, "draft_seconds": 0.0, "verify_seconds": 0.01, "source": "model", "budget": 0,
+            "fates": [], "extra_fate": "bonus", "parents": [], "path": []}
+    if rule:
+        step["tree_rule"] = rule
+    return step
+
+
+def _numbered(steps):
+    """Steps given their index and position (the index among the new tokens of the first token each emits)."""
+    position = 0
+    for i, step in enumerate(steps):
+        step["step"], step["position"] = i, position
+        position += len(step["emitted"])
+    return steps
+
+
+# Hand-made steps of recursive rejection sampling ("sampled children", tree_rule "rejection"): 4 nodes, two children
+# of the prefix (nodes 1, 2) and two of node 1 (nodes 3, 4), drawn from q; p and q of each node's token, so that the
+# first child tried at the prefix is accepted with min(1, 0.1/0.5) = 0.2 and at node 1 with min(1, 0.3/0.4) = 0.75
+# (a later sibling's probability comes from a residual: any number). Each: its path, accept_probs (None: not tried),
+# the draws in the order tried then the step's own token's, the fates, and whether that token is a bonus.
+REJECTION_STEPS = {
+    # node 1 rejected (0.9 >= 0.2), node 2 accepted (0.3 < 0.75), a leaf: a bonus
+    "leaf": ([1], [0.2, 0.75, None, None], [0.9, 0.3, 0.42], ["rejected", "accepted", NE, NE], True),
+    # both children of the prefix rejected: the step's token drawn from the residual
+    "root rejected": ([], [0.2, 0.75, None, None], [0.9, 0.8, 0.5], ["rejected", "rejected", NE, NE], False),
+    # node 1 accepted (0.1 < 0.2), both of its children rejected (0.8 >= 0.75, 0.9 >= 0.5): resampled
+    "children rejected": ([0], [0.2, None, 0.75, 0.5], [0.1, 0.8, 0.9, 0.33], ["accepted", NE, "rejected", "rejected"], False),
+}
+
+
+def _rejection_steps(run) -> list[dict]:
+    """REJECTION_STEPS, then a sampled-children step of 0 nodes, with token ids of the run's vocab."""
+    t0, t1, t2, t3, y = sorted(int(i) for i in run["vocab"])[:5]
+    tokens = [t0, t1, t2, t3]
+
+    def top(*pairs):
+        return {"ids": [i for i, _ in pairs], "probs": [v for _, v in pairs]}
+
+    tops = [top((t1, 0.6), (y, 0.3), (t0, 0.1)), top((y, 0.5), (t2, 0.3), (t3, 0.2)), top((y, 0.7), (t0, 0.3)),
+            top((y, 1.0)), top((y, 1.0))]
+    steps = []
+    for path, accept, uniforms, fates, bonus in REJECTION_STEPS.values():
+        steps.append({"step": 0, "position": 0, "k": 4, "draft_tokens": list(tokens), "q_draft_tokens": [0.5, 0.3, 0.4, 0.1],
+                      "p_draft_tokens": [0.1, 0.6, 0.3, 0.2], "accept_probs": list(accept), "uniforms": list(uniforms),
+                      "accepted": [j in path for j in range(4)], "n_accepted": len(path),
+                      "resampled_token": None if bonus else y, "bonus_token": y if bonus else None,
+                      "emitted": [tokens[j] for j in path] + [y], "top_p": [dict(t) for t in tops], "top_q": [],
+                      "top_residual": None if bonus else top((y, 1.0)), "draft_seconds": 0.01, "verify_seconds": 0.02,
+                      "source": "model", "budget": 4, "fates": list(fates), "extra_fate": "bonus" if bonus else "resampled",
+                      "parents": [-1, -1, 0, 0], "path": list(path), "tree_rule": "rejection"})
+    return _numbered(steps + [_zero_node_step(y, rule="rejection")])
+
+
+def _rejection_run(doc):
+    """The file's sampled-children run (a committed sampled tree run whose steps are _rejection_steps), added if the
+    file has none."""
+    for run in doc["runs"]:
+        if run["id"].endswith("-rejection"):
+            return run
+    committed = json.loads((ROOT / "docs" / "data" / "cpu" / "traces.json").read_text())["runs"]
+    run = next(r for r in committed if r["trace"]["drafter"] == "tree" and r["mode"] == "sampled")
+    run["id"] += "-rejection"
+    run["trace"]["steps"] = _rejection_steps(run)
+    doc["runs"].append(run)
+    return run
+
+
+def _rejection_step(doc, name):
+    return _rejection_run(doc)["trace"]["steps"][list(REJECTION_STEPS).index(name)]
+
+
 def _missed_child(step):
     last = step["path"][-1] if step["path"] else -1
     child = next(j for j, a in enumerate(step["parents"]) if a == last)
@@ -649,6 +820,107 @@ def test_trace_files_that_contradict_themselves_are_refused_at_once(site, browse
         assert status.startswith("Not opened: my-trace.json is not a specdec trace file") and message in status, (name, status)
         assert took < 5, f"{name}: {took:.1f} s to refuse"
         assert page.inner_text(".sv-strip") == strip, f"{name}: the page's own runs are gone"
+    assert log["errors"] == [], log["errors"]
+    page.close()
+
+
+def _no_bad_numbers(page):
+    text = page.inner_text(".sv-detail")
+    assert "NaN" not in text and "null" not in text and "undefined" not in text and "Infinity" not in text, text
+
+
+def test_tree_steps_of_0_nodes_and_sampled_children_open_and_draw(site, browser, tmp_path):
+    """Real steps the checks refused or the renderers could not draw: a token tree's step of 0 nodes (its budget was
+    0), first and last in a run, and recursive rejection sampling's steps (tree_rule "rejection": a leaf accepted,
+    every child of the prefix rejected, a node accepted and its children rejected, 0 nodes), whose untried nodes have
+    no acceptance probability: each file opens, each step draws with no page error and no "NaN" or "null", an untried
+    node's probability reads "not tried". A token whose text is "__proto__" is text like any other."""
+    def zero_nodes(doc):
+        run = next(r for r in json.loads((ROOT / "docs" / "data" / "cpu" / "traces.json").read_text())["runs"]
+                   if r["trace"]["drafter"] == "tree")
+        steps = run["trace"]["steps"]
+        first, last = steps[0]["emitted"][0], steps[-1]["emitted"][-1]
+        run["vocab"][str(last)] = "__proto__"
+        run["trace"]["steps"] = _numbered([_zero_node_step(first)] + steps + [_zero_node_step(last)])
+        doc["runs"] = [run]
+
+    def sampled_children(doc):
+        doc["runs"] = [_rejection_run(doc)]
+
+    page, log = open_page(browser, site + "visualizer/")
+    page.wait_for_selector("#sv-chart-pq .main-svg")
+    # the tree run with a step of 0 nodes first and last: it opens on the first
+    path = committed_trace_file(tmp_path, edit=zero_nodes)
+    n_steps = len(json.loads(path.read_text())["runs"][0]["trace"]["steps"])
+    assert open_trace(page, path).startswith("Opened my-trace.json: 1 run")
+    for step in range(n_steps):
+        if step:
+            page.click("#sv-next")
+        label = page.inner_text(".sv-step-label")
+        assert label.startswith(f"step {step + 1} / {n_steps}: "), label
+        if step in (0, n_steps - 1):
+            assert label.endswith(": no drafts (a tree of 0 nodes)"), label
+            assert "No nodes this step" in page.inner_text(".sv-extra") and page.locator(".sv-tree .sv-row").count() == 0
+            assert "No nodes this step" in page.inner_text(".sv-mask")
+        _no_bad_numbers(page)
+    charts_drawn(page)
+    assert "__proto__" in page.inner_text(".sv-strip")
+    # the sampled-children run: each step by its own rule
+    path = committed_trace_file(tmp_path, edit=sampled_children)
+    steps = json.loads(path.read_text())["runs"][0]["trace"]["steps"]
+    assert open_trace(page, path).startswith("Opened my-trace.json: 1 run")
+    assert "sampled children" in page.eval_on_selector("#sv-prompt", "s => s.selectedOptions[0].textContent")
+    for i, step in enumerate(steps):
+        if i:
+            page.click("#sv-next")
+        extra = page.inner_text(".sv-extra")
+        if step["k"]:
+            assert extra.startswith("Recursive rejection sampling") and extra.count("(r = ") == len(step["uniforms"]), extra
+            cells = page.eval_on_selector_all(".sv-tree .sv-row", "rows => rows.map(r => r.children[4].textContent)")
+            assert cells.count("not tried") == step["accept_probs"].count(None) > 0, cells
+            fates = page.eval_on_selector_all(".sv-tree .sv-row", "rows => rows.map(r => r.lastElementChild.textContent)")
+            assert sorted(fates) == sorted(step["fates"]), fates
+        else:
+            assert extra.startswith("No nodes this step"), extra
+        _no_bad_numbers(page)
+        charts_drawn(page)
+    assert log["errors"] == [], log["errors"]
+    page.close()
+
+
+def test_a_file_says_it_is_read_at_once_and_a_failed_draw_keeps_the_page(site, browser, tmp_path):
+    """A big file says "Reading NAME (size)..." before anything else (a 52 MB one took 14.5 s before its first word);
+    a file the page fails to draw (a renderer made to throw once) is refused with the page's runs drawn as they were;
+    a __proto__ key written with an escape is the key it spells."""
+    page, log = open_page(browser, site + "visualizer/")
+    page.wait_for_selector("#sv-chart-pq .main-svg")
+    strip, label = page.inner_text(".sv-strip"), page.inner_text(".sv-step-label")
+    options = page.eval_on_selector_all("#sv-prompt option", "os => os.map(o => o.value)")
+    path = committed_trace_file(tmp_path)
+    path.write_text(path.read_text().replace('"prompt_length"', '"\\u005f_proto__": {"verify": "block"}, "prompt_length"', 1))
+    assert '"\\u005f_proto__"' in path.read_text()
+    status = open_trace(page, path)
+    assert status.startswith("Not opened: my-trace.json is not a specdec trace file: it has a key named __proto__"), status
+    assert page.inner_text(".sv-strip") == strip
+    # a renderer that throws while the file's runs are drawn: the page's come back, drawn at the step they were on
+    page.evaluate("""() => { const v = document.getElementById('specdec-visualizer')._specdec;
+        v.renderRun = function () { delete v.renderRun; throw new Error('a renderer that throws'); }; }""")
+    status = open_trace(page, committed_trace_file(tmp_path))
+    assert status == ("Not opened: my-trace.json could not be drawn (a renderer that throws); the page's runs are kept"), status
+    assert page.inner_text(".sv-strip") == strip and page.inner_text(".sv-step-label") == label
+    assert page.eval_on_selector_all("#sv-prompt option", "os => os.map(o => o.value)") == options
+    page.click("#sv-next")  # the widget still answers
+    assert page.inner_text(".sv-step-label").startswith(f"step {int(label.split()[1]) + 1} /")
+    # a 20 MB file (its metadata padded): "Reading", then its own message
+    path = committed_trace_file(tmp_path, edit=lambda d: _set(d["metadata"], notes="x" * 20_000_000))
+    page.evaluate("""() => { window.svStatuses = []; new MutationObserver(() => {
+        const p = document.querySelector('.sv-file-status'), t = p ? p.textContent : '';
+        if (t && t !== window.svStatuses[window.svStatuses.length - 1]) window.svStatuses.push(t);
+      }).observe(document.getElementById('specdec-visualizer'), { subtree: true, childList: true, characterData: true }); }""")
+    assert open_trace(page, path).startswith("Opened my-trace.json: 2 runs")
+    statuses = page.evaluate("() => window.svStatuses")
+    size = round(path.stat().st_size / 2 ** 20)
+    assert statuses[0] == f"Reading my-trace.json ({size} MB)\u2026" and statuses[-1].startswith("Opened"), statuses
     assert log["errors"] == [], log["errors"]
     page.close()
 
@@ -731,19 +1003,24 @@ def test_the_trace_command_writes_a_trace_the_visualizer_opens(site, browser, tm
     import jsonschema
 
     out, tree_out = tmp_path / "my-trace.json", tmp_path / "my-tree.json"
+    sampled_out, zero_out = tmp_path / "my-sampled-tree.json", tmp_path / "my-short-tree.json"
     target, draft = tiny_qwen_pair
     prompt = "def word_count(text: str) -> dict:"
     trace = ["trace", "--prompt", prompt, "--target", str(target), "--draft", str(draft)]
-    # `python -m specdec_site trace` twice, a chain and a token tree of the same pair (--tree), in one process
+    # `python -m specdec_site trace` four times, a chain and token trees of the same pair (--tree: chosen children;
+    # --tree-sampled: drawn ones; a run short enough that its last steps have no room for a node), in one process
     # (tests/entry.py: torch imported once)
     start = time.perf_counter()
     result = run_entries(ROOT / "specdec_site" / "__main__.py", [
         [*trace, "--max-new-tokens", "24", "--out", str(out)],
-        [*trace, "--max-new-tokens", "12", "--tree", "2x2", "--out", str(tree_out)]],
+        [*trace, "--max-new-tokens", "12", "--tree", "2x2", "--out", str(tree_out)],
+        [*trace, "--max-new-tokens", "12", "--tree", "2x2", "--tree-sampled", "--temperature", "0.7",
+         "--out", str(sampled_out)],
+        [*trace, "--max-new-tokens", "5", "--tree", "2x3", "--out", str(zero_out)]],
         cwd=ROOT, timeout=600, env={**os.environ, "HF_HUB_OFFLINE": "1"})
     seconds = time.perf_counter() - start
     assert result.returncode == 0, result.stderr[-3000:]
-    assert seconds < 120, f"the two trace commands took {seconds:.0f} s"
+    assert seconds < 180, f"the four trace commands took {seconds:.0f} s"
     doc = json.loads(out.read_text())
     schema = json.loads((ROOT / "docs" / "data" / "schema.json").read_text())
     jsonschema.validate(doc, {**schema, "$ref": "#/$defs/traces"})
@@ -769,6 +1046,19 @@ def test_the_trace_command_writes_a_trace_the_visualizer_opens(site, browser, tm
     page.wait_for_selector(".sv-mask-grid")
     assert page.inner_text(".sv-step-label").startswith(f"step 1 / {len(tree_run['trace']['steps'])}: a tree of 6 nodes")
     assert page.locator(".sv-tree .sv-row").count() == 6
+    # every tree file the command writes opens: drawn children (recursive rejection sampling, strict JSON) and a
+    # run whose last steps had no room for a node (0-node steps), each stepped through to its end
+    for path, check in ((sampled_out, lambda s: s["tree_rule"] == "rejection"), (zero_out, lambda s: s["k"] == 0)):
+        text = path.read_text()
+        assert "NaN" not in text and "Infinity" not in text, path.name
+        doc = json.loads(text)
+        jsonschema.validate(doc, {**schema, "$ref": "#/$defs/traces"})
+        steps = doc["runs"][0]["trace"]["steps"]
+        assert any(check(s) for s in steps), path.name
+        assert open_trace(page, path).startswith(f"Opened {path.name}: 1 run"), path.name
+        for step in range(2, len(steps) + 1):
+            page.click("#sv-next")
+            assert page.inner_text(".sv-step-label").startswith(f"step {step} / {len(steps)}"), (path.name, step)
     assert log["errors"] == []
     page.close()
 

@@ -763,8 +763,10 @@
   }
   if (window.document$ && typeof window.document$.subscribe === "function") {
     window.document$.subscribe(init);
-  } else {
+  } else if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", init);
+  } else {
+    init();  // loaded on demand (specdec.js loadWidgets), after the page was parsed
   }
   new MutationObserver(rerender).observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme"] });
 })();

@@ -131,6 +131,8 @@
     };
   }
   const withPlotly = onDemand(function () { return !!window.Plotly; }, "data-specdec-plotly", loadScript);
+  // the Step Visualizer's checks on trace files (tracefile.js): its page alone loads them
+  const withTraceFile = onDemand(function () { return !!window.specdecTraceFile; }, "data-specdec-tracefile", loadScript);
   const withKatex = onDemand(function () { return typeof window.renderMathInElement === "function"; },
     "data-specdec-katex", function (base) {
       // the stylesheet is the page's own <link> (the hook's): a stylesheet added to <head> here was lost at the
@@ -194,7 +196,8 @@
 
   // Shared with the Step Visualizer (visualizer.js) and the Playground (playground.js), which load after this file.
   window.specdecSite = { dark: dark, tone: tone, themed: themed, titled: titled, el: el, esc: esc, visible: visible,
-    fmt: fmt, textWidth: textWidth, configFor: configFor, noTabStops: noTabStops, withPlotly: withPlotly };
+    fmt: fmt, textWidth: textWidth, configFor: configFor, noTabStops: noTabStops, withPlotly: withPlotly,
+    withTraceFile: withTraceFile };
 
   // ------------------------------------------------------------------ Home's strip: a recorded run, step by step
   // Leviathan et al.'s Figure 1 from this site's data: each step's accepted drafts, the rejected one (struck
@@ -288,7 +291,19 @@
     renderFigures();
   }
 
+  // A widget's script (visualizer.js, playground.js) is loaded by the pages that show the widget (the hook's
+  // data-specdec-script mark), once per visit: it subscribes to document$, which replays the current page to it.
+  const loadedWidgets = {};
+  function loadWidgets() {
+    document.querySelectorAll("[data-specdec-script]").forEach(function (mark) {
+      const src = new URL(mark.getAttribute("data-specdec-script"), document.baseURI).href;
+      if (loadedWidgets[src]) return;
+      loadedWidgets[src] = loadScript(src).catch(function (err) { delete loadedWidgets[src]; console.error(err.message); });
+    });
+  }
+
   function init() {
+    loadWidgets();
     renderStrip();
     withKatex(renderMath);
     withPlotly(renderFigures);

@@ -1,7 +1,8 @@
 /* specdec Step Visualizer: the recorded steps of a run (docs/figures/visualizer.json, through the page), or of a
- * trace file the reader opens (read in the browser, checked before anything of it is drawn). Its own file, so that
- * the tree view has a home; the helpers it shares with the figures and the Playground come from specdec.js
- * (window.specdecSite), which loads first. Model text only reaches the DOM through textContent. */
+ * trace file the reader opens (read in the browser, checked before anything of it is drawn: tracefile.js,
+ * window.specdecTraceFile, loaded on this page alone before the widget is built). Its own file, so that the tree view has a home; the helpers it shares
+ * with the figures and the Playground come from specdec.js (window.specdecSite), which loads first too. Model text
+ * only reaches the DOM through textContent. */
 (function () {
   "use strict";
 
@@ -21,35 +22,13 @@
     return drawn;
   }
 
-  // Each drafted token's fate and the fate of the step's own extra token, as the decoder recorded them
-  // (specdec.trace.step_fates, once, when the step ran; the site's files and the Playground's race read the same). A
-  // trace file written before they were recorded (schema 7 and older) gets them from its counts by the decoder's
-  // rule (derivedFates); a file that records fates contradicting its counts is refused (checkStep).
-  function stepFates(s) {
-    if (Array.isArray(s.fates)) return { fates: s.fates, extra_fate: s.extra_fate === undefined ? null : s.extra_fate };
-    return derivedFates(s);
-  }
-  function derivedFates(s) {
-    if (isTree(s)) return treeFates(s);
-    const n = s.n_accepted;
-    const fates = s.draft_tokens.map(function (_, j) { return j < n ? "accepted" : (j === n ? "rejected" : "not evaluated"); });
-    // no extra token when the output was cut at an end-of-sequence token inside the accepted prefix
-    const extra = s.emitted.length <= n ? null : (s.bonus_token !== null ? "bonus" : "resampled");
-    return { fates: fates, extra_fate: extra };
-  }
-  // A token-tree step (specdec/tree.py) lists each node's parent and the accepted path, root to leaf: the path's
-  // nodes are accepted, the children of its last node (which the target's draw missed) rejected, every other node
-  // never evaluated; the step's own token is a bonus where the path ends at a leaf, else drawn from what the missed
-  // children left (specdec.trace.step_fates).
-  function isTree(s) { return s.parents !== undefined && s.parents !== null; }
-  function treeFates(s) {
-    const last = s.path.length ? s.path[s.path.length - 1] : -1;
-    const fates = s.parents.map(function (parent, j) {
-      return s.path.indexOf(j) >= 0 ? "accepted" : (parent === last ? "rejected" : "not evaluated");
-    });
-    const extra = s.emitted.length <= s.n_accepted ? null : (s.bonus_token !== null ? "bonus" : "resampled");
-    return { fates: fates, extra_fate: extra };
-  }
+  // The trace files' checks and the fates the renderers draw (tracefile.js, which loads first): a step's fates are
+  // the recorded ones, or those its counts give; a tree step's nodes, and the ones its rule tried.
+  // tracefile.js is loaded on demand, on the Visualizer's page alone (site.withTraceFile, before the widget is built)
+  let traceFile = null;
+  function isTree(s) { return traceFile.isTree(s); }
+  function withFates(run) { return traceFile.withFates(run); }
+
   function nodeDepths(parents) {
     const depths = [];
     parents.forEach(function (parent) { depths.push(parent < 0 ? 1 : depths[parent] + 1); });
@@ -63,105 +42,7 @@
     (function walk(node) { (children[node] || []).forEach(function (c) { out.push(c); walk(c); }); })(-1);
     return out;
   }
-  function withFates(run) {
-    const steps = run.trace.steps.map(function (s) { return Object.assign({}, s, stepFates(s)); });
-    return Object.assign({}, run, { trace: Object.assign({}, run.trace, { steps: steps }) });
-  }
 
-  // ------------------------------------------------------------------ a trace file the reader opens
-  // The file is read in the browser (nothing is uploaded) and checked against the traces artifact's shape
-  // (docs/data/schema.json) before anything of it is shown; its text reaches the page only as text.
-  const MAX_TRACE_BYTES = 64 * 1024 * 1024;
-  function isInt(x) { return Number.isInteger(x); }
-  function isProb(x) { return typeof x === "number" && isFinite(x) && x >= 0 && x <= 1 + 1e-6; }
-  // What a trace file may hold, far above what the build and the trace command write (top-10 lists, k <= 64, a few
-  // thousand tokens): a file past these is refused before anything is drawn (a 200,000-id list overflowed the
-  // stack, a 2,000-id one froze the page for 40 s in the label fitting, k = 100,000 never finished).
-  const LIMITS = { k: 64, nodes: 256, top: 64, steps: 20000, runs: 200, id: 2147483647, text: 1 << 20 };
-  function isId(x) { return isInt(x) && x >= 0 && x <= LIMITS.id; }
-  function isText(x, max) { return typeof x === "string" && x.length <= (max || LIMITS.text); }
-  function checkTop(t, where, vocab) {
-    if (!t || !Array.isArray(t.ids) || !Array.isArray(t.probs) || t.ids.length !== t.probs.length ||
-        !t.ids.every(isId) || !t.probs.every(isProb)) throw new Error(where + ": a top list needs ids and probs of one length");
-    if (t.ids.length > LIMITS.top) throw new Error(where + ": a top list of " + t.ids.length + " ids (a trace file's have at most " + LIMITS.top + ")");
-    t.ids.forEach(function (id) { inVocab(id, vocab, where); });
-  }
-  function inVocab(id, vocab, where) {
-    if (!Object.prototype.hasOwnProperty.call(vocab, String(id))) throw new Error(where + ": token id " + id + " is not in the run's vocab");
-  }
-  // A step must agree with itself, not only have the right shape: every fate, count and token the widget shows is
-  // derived from these fields, and a contradiction would be drawn as it is ("0 of 4 accepted" beside "bonus token").
-  function checkStep(s, i, vocab, rule) {
-    const where = "step " + (i + 1);
-    if (!s || typeof s !== "object") throw new Error(where + " is not an object");
-    if (isTree(s)) { checkTreeStep(s, where, vocab); return; }
-    if (!isInt(s.k) || s.k < 0 || s.k > LIMITS.k) throw new Error(where + ": k must be an integer in [0, " + LIMITS.k + "]");
-    if (!Array.isArray(s.draft_tokens) || s.draft_tokens.length !== s.k || !s.draft_tokens.every(isId))
-      throw new Error(where + ": k and draft_tokens disagree");
-    if (!isInt(s.n_accepted) || s.n_accepted < 0 || s.n_accepted > s.k) throw new Error(where + ": n_accepted is not in [0, k]");
-    ["q_draft_tokens", "p_draft_tokens", "accept_probs", "uniforms"].forEach(function (key) {
-      if (!Array.isArray(s[key]) || s[key].length !== s.k || !s[key].every(isProb)) throw new Error(where + ": " + key + " needs k numbers in [0, 1]");
-    });
-    if (!Array.isArray(s.emitted) || !s.emitted.every(isId) || s.emitted.length > s.k + 1) throw new Error(where + ": emitted is not a list of ids");
-    if (!(s.bonus_token === null || isId(s.bonus_token)) || !(s.resampled_token === null || isId(s.resampled_token)))
-      throw new Error(where + ": bonus_token and resampled_token must be ids or null");
-    if (!Array.isArray(s.top_p) || s.top_p.length !== s.k + 1 || !Array.isArray(s.top_q) || s.top_q.length !== s.k)
-      throw new Error(where + ": needs k + 1 top_p lists and k top_q lists");
-    s.top_p.concat(s.top_q).forEach(function (t) { checkTop(t, where, vocab); });
-    if (s.top_residual !== null && s.top_residual !== undefined) checkTop(s.top_residual, where, vocab);
-    s.draft_tokens.concat(s.emitted).forEach(function (id) { inVocab(id, vocab, where); });
-    const n = s.n_accepted;
-    // the extra token: a bonus after all k accepted, a resampled token after a rejection; the emitted tokens are the
-    // accepted drafts, then that token (unless the output ended at an end-of-sequence token among the accepted)
-    if (n === s.k ? s.resampled_token !== null : s.bonus_token !== null)
-      throw new Error(where + ": " + (n === s.k ? "all drafts accepted, yet a resampled token" : "a draft rejected, yet a bonus token"));
-    const extra = n === s.k ? s.bonus_token : s.resampled_token;
-    for (let j = 0; j < Math.min(n, s.emitted.length); j++) {
-      if (s.emitted[j] !== s.draft_tokens[j]) throw new Error(where + ": emitted token " + (j + 1) + " is not the accepted draft");
-    }
-    if (s.emitted.length === n + 1 && s.emitted[n] !== extra)
-      throw new Error(where + ": the last emitted token is not the step's " + (n === s.k ? "bonus" : "resampled") + " token");
-    if (s.emitted.length === n + 1 ? extra === null : s.emitted.length < 1)
-      throw new Error(where + ": emitted " + s.emitted.length + " tokens, but no " + (n === s.k ? "bonus" : "resampled") + " token");
-    if (extra !== null) inVocab(extra, vocab, where);
-    if (s.fates !== undefined) {  // recorded fates (schema 8) must be the ones its counts give
-      const derived = derivedFates(s);
-      if (!Array.isArray(s.fates) || s.fates.length !== s.k || s.fates.some(function (f, j) { return f !== derived.fates[j]; }) ||
-          (s.extra_fate === undefined ? null : s.extra_fate) !== derived.extra_fate)
-        throw new Error(where + ": the recorded fates contradict n_accepted and the emitted tokens");
-    }
-    // block verification's terms (a chain step records them under either rule): k numbers in [0, 1], the weights the
-    // running product of p/q capped at 1, h_k = w_k
-    const block = s.stop_probs !== undefined && s.stop_probs !== null;
-    if (block || rule === "block") {
-      if (!Array.isArray(s.stop_probs) || s.stop_probs.length !== s.k || !s.stop_probs.every(isProb) ||
-          !Array.isArray(s.block_weights) || s.block_weights.length !== s.k || !s.block_weights.every(isProb))
-        throw new Error(where + ": stop_probs and block_weights need k numbers in [0, 1]");
-      let w = 1;
-      for (let j = 0; j < s.k; j++) {
-        w = s.q_draft_tokens[j] > 0 ? Math.min(1, w * s.p_draft_tokens[j] / s.q_draft_tokens[j]) : 1;
-        if (Math.abs(w - s.block_weights[j]) > 1e-3 * Math.max(1, w))
-          throw new Error(where + ": block_weights[" + j + "] is " + s.block_weights[j] + ", not the capped product of p/q = " + w.toFixed(4));
-      }
-      if (s.k > 0 && Math.abs(s.stop_probs[s.k - 1] - s.block_weights[s.k - 1]) > 1e-6)
-        throw new Error(where + ": the last h is not the last weight");
-    }
-    for (let j = 0; j < s.k; j++) {
-      const p = s.p_draft_tokens[j], q = s.q_draft_tokens[j];
-      const a = q > 0 ? Math.min(1, p / q) : 1;
-      if (Math.abs(a - s.accept_probs[j]) > 1e-3)
-        throw new Error(where + ": accept_probs[" + j + "] is " + s.accept_probs[j] + ", not min(1, p/q) = " + a.toFixed(4));
-      if (rule === "block") {
-        // block verification: the kept prefix n is the longest i with eta_i < h_i
-        if (j === n - 1 && !(s.uniforms[j] < s.stop_probs[j])) throw new Error(where + ": prefix " + n + " is counted kept, but its draw is not below h");
-        if (j >= n && !(s.uniforms[j] >= s.stop_probs[j])) throw new Error(where + ": prefix " + (j + 1) + " is longer than the kept one, but its draw is below h");
-        continue;
-      }
-      // the token rule: each acceptance is min(1, p/q), the accepted drafts drew r below it, the first rejected one not
-      if (j < n && !(s.uniforms[j] < s.accept_probs[j])) throw new Error(where + ": draft " + (j + 1) + " is counted accepted, but its draw r is not below min(1, p/q)");
-      if (j === n && !(s.uniforms[j] >= s.accept_probs[j])) throw new Error(where + ": draft " + (j + 1) + " is the first rejected, but its draw r is below min(1, p/q)");
-    }
-  }
   // What either rule keeps with a chain step's own draws: the token rule the prefix before the first r >= min(1, p/q),
   // block verification the longest prefix i with eta_i < h_i
   function keptBy(s) {
@@ -171,88 +52,8 @@
     for (let i = s.k; i >= 1; i--) if (s.uniforms[i - 1] < s.stop_probs[i - 1]) { block = i; break; }
     return { token: token, block: block };
   }
-  // A tree step (schema 8's optional parents and path): the same care, by the tree rule's own terms
-  // (verify.verify_tree, sample and match): the path descends from the prefix child by child, one draw per node it
-  // visits, and the fates, the emitted tokens and the step's own token are the ones that path gives.
-  function checkTreeStep(s, where, vocab) {
-    const k = s.k;
-    if (!isInt(k) || k < 1 || k > LIMITS.nodes) throw new Error(where + ": a tree step has 1 to " + LIMITS.nodes + " nodes");
-    if (!Array.isArray(s.parents) || s.parents.length !== k ||
-        !s.parents.every(function (a, j) { return isInt(a) && a >= -1 && a < j; }))
-      throw new Error(where + ": parents must list, for each node, -1 or an earlier node");
-    if (!Array.isArray(s.draft_tokens) || s.draft_tokens.length !== k || !s.draft_tokens.every(isId))
-      throw new Error(where + ": k and draft_tokens disagree");
-    ["q_draft_tokens", "p_draft_tokens", "accept_probs"].forEach(function (key) {
-      if (!Array.isArray(s[key]) || s[key].length !== k || !s[key].every(isProb)) throw new Error(where + ": " + key + " needs k numbers in [0, 1]");
-    });
-    const path = s.path;
-    if (!Array.isArray(path) || !path.every(function (j, i) { return isInt(j) && j >= 0 && j < k && s.parents[j] === (i ? path[i - 1] : -1); }))
-      throw new Error(where + ": the path must descend from the prefix, each node a child of the one before");
-    if (s.n_accepted !== path.length) throw new Error(where + ": n_accepted is not the path's length");
-    if (!Array.isArray(s.uniforms) || s.uniforms.length !== path.length + 1 || !s.uniforms.every(isProb))
-      throw new Error(where + ": needs one draw per node the rule visited (the path's length + 1)");
-    if (!Array.isArray(s.top_p) || s.top_p.length !== k + 1 || !Array.isArray(s.top_q))
-      throw new Error(where + ": needs k + 1 top_p lists");
-    s.top_p.concat(s.top_q).forEach(function (t) { checkTop(t, where, vocab); });
-    if (s.top_residual !== null && s.top_residual !== undefined) checkTop(s.top_residual, where, vocab);
-    if (!Array.isArray(s.emitted) || !s.emitted.every(isId) || s.emitted.length > path.length + 1 || s.emitted.length < 1)
-      throw new Error(where + ": emitted is not a list of ids");
-    s.draft_tokens.concat(s.emitted).forEach(function (id) { inVocab(id, vocab, where); });
-    const last = path.length ? path[path.length - 1] : -1;
-    const leaf = s.parents.indexOf(last) < 0;  // no node is a child of the path's last node
-    if (leaf ? s.resampled_token !== null : s.bonus_token !== null)
-      throw new Error(where + ": " + (leaf ? "the path ends at a leaf, yet a resampled token" : "the path ends above a child, yet a bonus token"));
-    const extra = leaf ? s.bonus_token : s.resampled_token;
-    path.forEach(function (j, i) {
-      if (i < s.emitted.length && s.emitted[i] !== s.draft_tokens[j]) throw new Error(where + ": emitted token " + (i + 1) + " is not the path's node");
-    });
-    if (s.emitted.length === path.length + 1 && s.emitted[path.length] !== extra)
-      throw new Error(where + ": the last emitted token is not the step's " + (leaf ? "bonus" : "resampled") + " token");
-    if (!leaf && extra !== null && s.parents.some(function (a, j) { return a === last && s.draft_tokens[j] === extra; }))
-      throw new Error(where + ": the resampled token is one of the children the draw missed");
-    if (extra !== null) inVocab(extra, vocab, where);
-    if (s.fates !== undefined) {
-      const derived = treeFates(s);
-      if (!Array.isArray(s.fates) || s.fates.length !== k || s.fates.some(function (f, j) { return f !== derived.fates[j]; }) ||
-          (s.extra_fate === undefined ? null : s.extra_fate) !== derived.extra_fate)
-        throw new Error(where + ": the recorded fates contradict the path and the emitted tokens");
-    }
-  }
-  const RUN_TEXT = ["domain", "policy", "id"];
-  function checkTraceFile(doc) {
-    if (!doc || typeof doc !== "object" || !Array.isArray(doc.runs) || doc.runs.length === 0)
-      throw new Error("it has no runs (a trace file is what `python -m specdec_site trace` or the build's traces stage writes)");
-    if (doc.runs.length > LIMITS.runs) throw new Error("it has " + doc.runs.length + " runs (at most " + LIMITS.runs + ")");
-    doc.runs.forEach(function (r, n) {
-      const where = "run " + (n + 1);
-      if (!r || typeof r !== "object" || !r.prompt || !isText(r.prompt.text) || !isText(r.prompt.id, 200))
-        throw new Error(where + ": no prompt with an id and a text");
-      RUN_TEXT.forEach(function (key) {  // shown as text: a non-string here (an object) used to wipe the widget
-        if (r[key] !== undefined && r[key] !== null && !isText(r[key], 200)) throw new Error(where + ": " + key + " must be a string");
-      });
-      if (r.mode !== "greedy" && r.mode !== "sampled") throw new Error(where + ": mode must be greedy or sampled");
-      if (!r.vocab || typeof r.vocab !== "object" || Array.isArray(r.vocab) ||
-          !Object.keys(r.vocab).every(function (key) { return /^\d{1,10}$/.test(key) && isText(r.vocab[key], 1000); }))
-        throw new Error(where + ": vocab must map ids to token text");
-      if (!r.trace || !isInt(r.trace.k) || !Array.isArray(r.trace.steps) || r.trace.steps.length === 0)
-        throw new Error(where + ": no trace with k and steps");
-      if (r.trace.steps.length > LIMITS.steps) throw new Error(where + ": " + r.trace.steps.length + " steps (at most " + LIMITS.steps + ")");
-      if (r.trace.verify !== undefined && r.trace.verify !== "token" && r.trace.verify !== "block")
-        throw new Error("run " + (n + 1) + ": trace.verify must be \"token\" or \"block\"");
-      r.trace.steps.forEach(function (s, i) { checkStep(s, i, r.vocab, r.trace.verify || "token"); });
-    });
-  }
-  function metaText(x) { return typeof x === "string" || typeof x === "number" ? String(x) : "?"; }
-  function describeFile(name, doc) {
-    const m = doc.metadata && typeof doc.metadata === "object" ? doc.metadata : {};
-    const models = m.models && typeof m.models === "object"
-      ? Object.keys(m.models).map(function (role) { return role + " " + metaText((m.models[role] || {}).name); }).join(", ") : "models not recorded";
-    const device = m.device && typeof m.device === "object" ? metaText(m.device.type) + (m.device.name ? " (" + metaText(m.device.name) + ")" : "") : "device not recorded";
-    return "Opened " + name + ": " + doc.runs.length + " run" + (doc.runs.length === 1 ? "" : "s") + "; " + models + "; " +
-      device + (m.dtype ? ", " + metaText(m.dtype) : "") + (m.date ? "; recorded " + metaText(m.date) : "") + ". Read in your browser; nothing was uploaded.";
-  }
 
-  // Colours come from visualizer.json (figures.PALETTE); fates are the recorded ones (stepFates).
+  // Colours come from visualizer.json (figures.PALETTE); fates are the recorded ones (tracefile.js, stepFates).
   function Visualizer(root, data) {
     this.root = root;
     this.runs = data.runs.map(withFates);
@@ -315,12 +116,15 @@
   // policy, fixed)
   Visualizer.prototype.runKey = function (r) {
     return r.prompt.id + "|" + r.policy + "|" + (r.trace.drafter === "tree" ? "tree" : "chain") +
-      (r.trace.verify === "block" ? "|block" : "");
+      (r.trace.verify === "block" ? "|block" : "") + (sampledChildren(r) ? "|rejection" : "");
   };
+  // A token-tree run verified by recursive rejection sampling (its children drawn from q), beside the same prompt's
+  // sample-and-match one
+  function sampledChildren(r) { return r.trace.steps.some(traceFile.isRejection); }
 
   Visualizer.prototype.tok = function (id) {
-    const t = this.run.vocab[String(id)];
-    return t === undefined ? "#" + id : t;
+    const vocab = this.run.vocab, key = String(id);
+    return Object.prototype.hasOwnProperty.call(vocab, key) ? vocab[key] : "#" + id;
   };
 
   Visualizer.prototype.build = function () {
@@ -339,7 +143,9 @@
       if (seen[key]) return;
       seen[key] = true;
       const tree = r.trace.drafter === "tree";
-      const policy = tree ? "token tree, " + r.trace.steps[0].k + " nodes, depth ≤ " + r.trace.k
+      // the tree's size: its largest step's (a step of 0 nodes, near max_new_tokens, may come first)
+      const nodes = r.trace.steps.reduce(function (most, s) { return Math.max(most, s.k); }, 0);
+      const policy = tree ? "token tree" + (sampledChildren(r) ? " (sampled children)" : "") + ", " + nodes + " nodes, depth ≤ " + r.trace.k
         : (r.policy === "fixed" ? "k = " + r.trace.k : r.policy + " policy, k ≤ " + r.trace.k) +
           (r.trace.verify === "block" ? ", block verification" : "");
       promptSel.appendChild(el("option", { value: key }, r.domain + ": " + r.prompt.id + " (" + policy + ")"));
@@ -410,35 +216,67 @@
     this.renderRun();
   };
 
-  // A trace file: checked, then its runs replace the page's (the selectors list the file's runs); a bad file
-  // leaves the page's runs as they were and says why.
+  // A trace file: read, parsed and checked (tracefile.js), then drawn; its runs replace the page's only once they are
+  // drawn (the selectors list the file's runs). A bad file, or one the page fails to draw, leaves the page's runs as
+  // they were and says why. A big file says so at once: a 52 MB one took 14.5 s before its first word.
   Visualizer.prototype.openFile = function (file) {
     const self = this;
-    const status = function (text, bad) {
+    const name = traceFile.short(file.name, 80);
+    const ticket = this.opening = (this.opening || 0) + 1;  // a file opened later wins over one still being read
+    const status = function (text, bad, busy) {
       const p = self.root.querySelector(".sv-file-status");
       p.textContent = text;
       p.classList.toggle("sv-file-error", !!bad);
+      p.setAttribute("aria-busy", busy ? "true" : "false");
     };
-    if (file.size > MAX_TRACE_BYTES) { status("Not opened: " + file.name + " is larger than 64 MB.", true); return; }
+    if (file.size > traceFile.MAX_BYTES) { status("Not opened: " + name + " is larger than 64 MB.", true); return; }
+    status("Reading " + name + " (" + sizeText(file.size) + ")\u2026", false, true);
     file.text().then(function (text) {
+      if (ticket !== self.opening) return;
       let doc;
-      try { doc = JSON.parse(text); } catch (err) { throw new Error("it is not JSON (" + err.message + ")"); }
-      checkTraceFile(doc);
-      const message = describeFile(file.name, doc);
-      self.runs = doc.runs.map(withFates);
-      self.run = self.runs[0];
-      self.step = 0;
-      self.pos = 0;
-      self.build();
+      try {
+        doc = traceFile.parse(text);
+        traceFile.check(doc);
+      } catch (err) {
+        throw new Error("is not a specdec trace file: " + err.message);
+      }
+      const message = traceFile.describe(name, doc);
+      self.replaceRuns(doc.runs.map(withFates));
       status(message, false);
     }).catch(function (err) {
-      status("Not opened: " + file.name + " is not a specdec trace file: " + err.message, true);
+      if (ticket === self.opening) status("Not opened: " + name + " " + traceFile.short(err.message, 240), true);
     });
+  };
+  function sizeText(bytes) {
+    if (bytes >= 1024 * 1024) return (bytes / 1024 / 1024).toFixed(bytes >= 10 * 1024 * 1024 ? 0 : 1) + " MB";
+    return bytes >= 1024 ? Math.round(bytes / 1024) + " KB" : bytes + " bytes";
+  }
+
+  // The file's runs, drawn in full before they are the page's: when drawing throws (a renderer's bug the checks did
+  // not foresee), the page's runs, run, step and position come back and are drawn again, and the file is refused;
+  // the page was left half-drawn, its own runs gone until a reload.
+  Visualizer.prototype.replaceRuns = function (runs) {
+    const before = { runs: this.runs, run: this.run, step: this.step, pos: this.pos };
+    try {
+      this.runs = runs;
+      this.run = runs[0];
+      this.step = 0;
+      this.pos = openingPosition(runs[0].trace.steps[0]);
+      this.build();
+    } catch (err) {
+      this.runs = before.runs;
+      this.run = before.run;
+      this.step = before.step;
+      this.pos = before.pos;
+      this.build();
+      throw new Error("could not be drawn (" + err.message + "); the page's runs are kept");
+    }
   };
 
   // The position a step opens on: its rejected draft, where the rule had something to decide, else the first.
   function openingPosition(s) {
-    if (isTree(s)) {  // the first child the draw missed, else the path's last node
+    if (isTree(s)) {  // the first child the rule rejected, else the path's last node; none in a tree of 0 nodes
+      if (s.k === 0) return -1;
       const missed = s.fates.indexOf("rejected");
       return missed >= 0 ? missed : (s.path.length ? s.path[s.path.length - 1] : 0);
     }
@@ -578,22 +416,31 @@
     root.querySelector(".sv-mask").style.display = tree ? "" : "none";
   }
 
-  // A tree step: the tree as an indented table (depth-first, each node's q and its p at its parent, the path
-  // marked), the rule's draws down it, the mask and positions of the target's one pass, p at the chosen node's parent
-  // with the drafted children marked, and the distribution the step's own token came from.
+  // A tree step: the tree as an indented table (depth-first, each node's q and its p at its parent, under recursive
+  // rejection sampling its acceptance probability and draw where the rule tried it, the path marked), the rule's
+  // draws down it, the mask and positions of the target's one pass, p at the chosen node's parent with the drafted
+  // children marked, and the distribution the step's own token came from. A tree of 0 nodes (a budget of 0) has no
+  // rows, no mask and no chosen node: the target's one draw is the step's token.
   Visualizer.prototype.renderTreeStep = function (s) {
     const self = this;
+    const rejection = traceFile.isRejection(s);
     const depths = nodeDepths(s.parents);
-    const depth = Math.max.apply(null, depths);
+    const depth = depths.reduce(function (most, d) { return Math.max(most, d); }, 0);
     const first = this.run.trace.prompt_length + s.position;  // the slot of the step's first new token
-    const table = this.startStep("a tree of " + s.k + " nodes, " + depth + " deep; " + s.n_accepted + " accepted on its path",
-      "sv-table sv-tree", ["node", "token x (indented by depth)", "q(x)", "p(x) at its parent", "position", "fate"]);
+    // under rejection, each tried node's draw (in the order tried); an untried node has none, and no acceptance
+    // probability (null: "not tried", never "NaN")
+    const draw = s.parents.map(function () { return null; });
+    if (rejection) traceFile.triedNodes(s).forEach(function (j, t) { draw[j] = s.uniforms[t]; });
+    const table = this.startStep(s.k === 0 ? "no drafts (a tree of 0 nodes)" : "a tree of " + s.k + " nodes, " + depth + " deep; " +
+      s.n_accepted + " accepted on its path", "sv-table sv-tree", ["node", "token x (indented by depth)", "q(x)", "p(x) at its parent"]
+      .concat(rejection ? ["accept prob", "draw r"] : [], ["position", "fate"]));
     const detail = this.root.querySelector(".sv-detail");
     treeOrder(s.parents).forEach(function (j) {
       const row = el("tr", { class: "sv-row" + (j === self.pos ? " sv-row-current" : "") + (s.fates[j] === "accepted" ? " sv-on-path" : ""), tabindex: "0" });
       const indent = "\u2003".repeat(depths[j] - 1) + (depths[j] > 1 ? "\u2514 " : "");
-      [String(j + 1), indent + visible(self.tok(s.draft_tokens[j])), fmt(s.q_draft_tokens[j]), fmt(s.p_draft_tokens[j]),
-       String(first + depths[j] - 1), s.fates[j]].forEach(function (c) { row.appendChild(el("td", {}, c)); });
+      [String(j + 1), indent + visible(self.tok(s.draft_tokens[j])), fmt(s.q_draft_tokens[j]), fmt(s.p_draft_tokens[j])]
+        .concat(rejection ? [s.accept_probs[j] === null ? "not tried" : fmt(s.accept_probs[j]), fmt(draw[j])] : [],
+          [String(first + depths[j] - 1), s.fates[j]]).forEach(function (c) { row.appendChild(el("td", {}, c)); });
       function choose() { self.pos = j; self.renderStep(); }
       row.addEventListener("click", choose);
       row.addEventListener("keydown", function (e) { if (e.key === "Enter" || e.key === " ") { choose(); e.preventDefault(); } });
@@ -602,7 +449,20 @@
     const wrap = el("div", { class: "sv-mask-scroll" });  // wider than a phone: it scrolls, the page does not
     detail.replaceChild(wrap, table);
     wrap.appendChild(table);
-    // the draws, root to the emitted token: each at the node the rule stood on, y ~ p there
+    detail.appendChild(el("p", { class: "sv-extra" }, s.k === 0 ? this.noNodesText(s) : rejection ? this.rejectionText(s) : this.matchText(s)));
+    this.renderTreeCharts(s, depths, first);
+  };
+
+  // A tree of 0 nodes: nothing drafted, the target's pass drew the step's token from its own p
+  Visualizer.prototype.noNodesText = function (s) {
+    return "No nodes this step (its budget was 0: the last token before max_new_tokens, or a tree shape whose ranks " +
+      "all lie past the vocabulary): the target pass emitted " + visible(this.tok(s.emitted[0])) + " (r = " + fmt(s.uniforms[0]) +
+      ") from its own p, as plain decoding would.";
+  };
+
+  // Sample and match's draws, root to the emitted token: each at the node the rule stood on, y ~ p there
+  Visualizer.prototype.matchText = function (s) {
+    const self = this;
     const draws = s.uniforms.map(function (r, i) {
       const at = i === 0 ? "After the prefix" : "at node " + (s.path[i - 1] + 1);
       if (i < s.path.length) return at + " (r = " + fmt(r) + "): " + visible(self.tok(s.draft_tokens[s.path[i]])) + ", node " + (s.path[i] + 1) + ": descend";
@@ -610,18 +470,42 @@
       return at + " (r = " + fmt(r) + "): " + visible(self.tok(s.emitted[i])) +
         (s.bonus_token !== null ? ", a leaf's bonus token from p" : ", not a child: emitted (drawn from p with the missed children removed)");
     });
-    detail.appendChild(el("p", { class: "sv-extra" }, "Sample and match: draw y ~ p at a node; if y is a child, descend to it, " +
-      "else emit y. " + draws.join("; ") + ". The q column is the draft's own probability of each node's token; its " +
-      "children are its top-ranked tokens, chosen, not drawn, so the rule needs only p."));
-    this.renderTreeCharts(s, depths, first);
+    return "Sample and match: draw y ~ p at a node; if y is a child, descend to it, else emit y. " + draws.join("; ") +
+      ". The q column is the draft's own probability of each node's token; its children are its top-ranked tokens, " +
+      "chosen, not drawn, so the rule needs only p.";
+  };
+
+  // Recursive rejection sampling's draws, in the order tried: each child tried at a node against its acceptance
+  // probability, then the draw of the step's own token
+  Visualizer.prototype.rejectionText = function (s) {
+    const self = this;
+    const tried = traceFile.triedNodes(s);
+    const draws = tried.map(function (j, t) {
+      const on = s.path.indexOf(j) >= 0;
+      return (s.parents[j] < 0 ? "after the prefix" : "at node " + (s.parents[j] + 1)) + ", node " + (j + 1) + " " +
+        visible(self.tok(s.draft_tokens[j])) + " (r = " + fmt(s.uniforms[t]) + (on ? " < " : " \u2265 ") + fmt(s.accept_probs[j]) +
+        "): " + (on ? "accepted, descend" : "rejected");
+    });
+    const last = s.path.length ? s.path[s.path.length - 1] : -1;
+    const at = (last < 0 ? "after the prefix" : "at node " + (last + 1)) + " (r = " + fmt(s.uniforms[tried.length]) + "): ";
+    draws.push(s.emitted.length <= s.path.length ? at + "cut by the end-of-sequence token"
+      : at + visible(this.tok(s.emitted[s.path.length])) + (s.bonus_token !== null ? ", a leaf's bonus token from p"
+        : ", every child rejected: drawn from the residual they left"));
+    const text = draws.join("; ");
+    return "Recursive rejection sampling: a node's children were drawn from q without replacement and are tried in " +
+      "order, child c accepted iff r < its acceptance probability (the first child's min(1, p/q), a later one's from " +
+      "the residual the rejected ones left); after an acceptance, descend; when every child is rejected, emit a token " +
+      "from the residual; at a leaf, a bonus token from p. " + text.charAt(0).toUpperCase() + text.slice(1) + ".";
   };
 
   Visualizer.prototype.renderTreeCharts = function (s, depths, first) {
     const self = this;
     const layoutBase = this.chartLayout;
     const pal = this.palette;
-    const j = this.pos;
-    const parent = s.parents[j];
+    const rejection = traceFile.isRejection(s);
+    const j = s.k === 0 ? -1 : Math.max(0, Math.min(this.pos, s.k - 1));  // the chosen node; none in a tree of 0 nodes
+    const chosen = j < 0 ? null : s.draft_tokens[j];
+    const parent = j < 0 ? -1 : s.parents[j];
     const siblings = s.parents.map(function (a, i) { return a === parent ? i : -1; }).filter(function (i) { return i >= 0; });
     const childTokens = siblings.map(function (i) { return s.draft_tokens[i]; });
     // p at the chosen node's parent (top_p[0]: after the prefix; top_p[1 + i]: after node i), the children marked
@@ -633,15 +517,18 @@
     const pq = document.getElementById("sv-chart-pq");
     showTreeView(this.root, true);
     function drawP(width) {
-      const fit = self.fitTokens(ids, width, s.draft_tokens[j], s.draft_tokens[j]);
-      const axis = self.tokenAxis(fit.ids, s.draft_tokens[j]);
+      const fit = self.fitTokens(ids, width, chosen, chosen);
+      const axis = self.tokenAxis(fit.ids, chosen);
       const where = parent < 0 ? "after the prefix" : "at node " + (parent + 1);
+      const title = j < 0 ? "p after the prefix: nothing drafted, the step's token was drawn from it"
+        : "p " + where + (rejection ? ": its children were drawn from q and tried in order" : ": the draw picks a child with this mass") +
+          " (\u25c0 node " + (j + 1) + ")";
       return react(pq, [
         { type: "bar", name: "p (target), a drafted child", x: axis.x, hovertext: axis.hover, hoverinfo: "text+y+name", marker: { color: pal.accept },
           y: fit.ids.map(function (id) { return childTokens.indexOf(id) >= 0 ? (pv[id] || 0) : null; }) },
         { type: "bar", name: "p (target), not drafted", x: axis.x, hovertext: axis.hover, hoverinfo: "text+y+name", marker: { color: tone(pal.p) },
           y: fit.ids.map(function (id) { return childTokens.indexOf(id) < 0 ? (pv[id] || 0) : null; }) },
-      ], themed(titled(pq, "p " + where + ": the draw picks a child with this mass (\u25c0 node " + (j + 1) + ")",
+      ], themed(titled(pq, title,
         Object.assign({}, layoutBase, { barmode: "overlay", legend: LEGEND_BELOW(-0.14), xaxis: axis.layout, yaxis: { title: { text: "probability" }, range: [0, 1] } }))), configFor(pq)).then(noTabStops);
     }
     refit(pq, drawP);
@@ -649,7 +536,36 @@
     // every node also sees the whole prefix), each node at position prefix + its depth - 1
     const maskDiv = this.root.querySelector(".sv-mask");
     maskDiv.textContent = "";
-    maskDiv.appendChild(el("p", { class: "sv-mask-title" }, "The target's one pass over the " + s.k + " nodes: a row's \u25a0 marks " +
+    if (s.k === 0) {
+      maskDiv.appendChild(el("p", { class: "sv-mask-title" }, "No nodes this step: the target's one pass read the prefix only."));
+    } else {
+      maskDiv.appendChild(this.maskGrid(s, depths, first));
+    }
+    // where the step's own token came from: p with the rejected children removed, or p at the leaf (the bonus)
+    const last = s.path.length ? s.path[s.path.length - 1] : -1;
+    const top = s.top_residual || s.top_p[last + 1];
+    const kept = top.ids.map(function (_, i) { return i; }).filter(function (i) { return top.probs[i] >= 1e-3; });
+    const res = { ids: kept.map(function (i) { return top.ids[i]; }), probs: kept.map(function (i) { return top.probs[i]; }) };
+    const title = s.top_residual ? "p at node " + (last + 1 || "root") + " with the " + (rejection ? "rejected" : "missed") +
+        " children removed: the emitted token's distribution"
+      : (s.k === 0 ? "p after the prefix: the distribution this step's token was drawn from" : "p at the leaf: the bonus token's distribution");
+    const resDiv = document.getElementById("sv-chart-residual");
+    function drawResidual(width) {
+      const fit = self.fitTokens(res.ids, width, null, null);
+      const axis = self.tokenAxis(fit.ids, null);
+      return react(resDiv, [
+        { type: "bar", name: s.top_residual ? "residual" : "p", x: axis.x, y: res.probs.slice(0, fit.ids.length), hovertext: axis.hover, hoverinfo: "text+y", marker: { color: tone(s.top_residual ? pal.residual : pal.p) } },
+      ], themed(titled(resDiv, title + (fit.cut > 0 ? "; top " + fit.ids.length + " of " + res.ids.length : ""),
+        Object.assign({}, layoutBase, { xaxis: axis.layout, yaxis: { range: [0, 1], title: { text: "probability" } } }))), configFor(resDiv)).then(noTabStops);
+    }
+    refit(resDiv, drawResidual);
+  };
+
+  // The mask of a tree's one target pass, its title and its grid (in a scroller: wider than a phone)
+  Visualizer.prototype.maskGrid = function (s, depths, first) {
+    const self = this;
+    const out = document.createDocumentFragment();
+    out.appendChild(el("p", { class: "sv-mask-title" }, "The target's one pass over the " + s.k + " nodes: a row's \u25a0 marks " +
       "the nodes it attends to (itself and its ancestors, never a sibling); every node also attends to the whole prefix, " +
       "and sits at position prefix + its depth."));
     const grid = el("table", { class: "sv-table sv-mask-grid" });
@@ -670,24 +586,8 @@
     }
     const scroller = el("div", { class: "sv-mask-scroll" });
     scroller.appendChild(grid);
-    maskDiv.appendChild(scroller);
-    // where the step's own token came from: p with the missed children removed, or p at the leaf (the bonus)
-    const last = s.path.length ? s.path[s.path.length - 1] : -1;
-    const top = s.top_residual || s.top_p[last + 1];
-    const kept = top.ids.map(function (_, i) { return i; }).filter(function (i) { return top.probs[i] >= 1e-3; });
-    const res = { ids: kept.map(function (i) { return top.ids[i]; }), probs: kept.map(function (i) { return top.probs[i]; }) };
-    const title = s.top_residual ? "p at node " + (last + 1 || "root") + " with the missed children removed: the emitted token's distribution"
-      : "p at the leaf: the bonus token's distribution";
-    const resDiv = document.getElementById("sv-chart-residual");
-    function drawResidual(width) {
-      const fit = self.fitTokens(res.ids, width, null, null);
-      const axis = self.tokenAxis(fit.ids, null);
-      return react(resDiv, [
-        { type: "bar", name: s.top_residual ? "residual" : "p", x: axis.x, y: res.probs.slice(0, fit.ids.length), hovertext: axis.hover, hoverinfo: "text+y", marker: { color: tone(s.top_residual ? pal.residual : pal.p) } },
-      ], themed(titled(resDiv, title + (fit.cut > 0 ? "; top " + fit.ids.length + " of " + res.ids.length : ""),
-        Object.assign({}, layoutBase, { xaxis: axis.layout, yaxis: { range: [0, 1], title: { text: "probability" } } }))), configFor(resDiv)).then(noTabStops);
-    }
-    refit(resDiv, drawResidual);
+    out.appendChild(scroller);
+    return out;
   };
 
   // The legend under the plot, in rows, so that the plot keeps the chart's whole width for its labels (beside it,
@@ -790,13 +690,19 @@
   }
 
   function init() {
-    site.withPlotly(renderVisualizer);
+    if (!document.getElementById("specdec-visualizer")) return;
+    site.withTraceFile(function () {
+      traceFile = window.specdecTraceFile;
+      site.withPlotly(renderVisualizer);
+    });
   }
   // Material's instant navigation swaps pages without a reload: document$ emits on every page.
   if (window.document$ && typeof window.document$.subscribe === "function") {
     window.document$.subscribe(init);
-  } else {
+  } else if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", init);
+  } else {
+    init();  // loaded on demand (specdec.js loadWidgets), after the page was parsed
   }
   // Re-theme the charts when the palette toggle changes the colour scheme.
   new MutationObserver(function () {

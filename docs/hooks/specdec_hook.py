@@ -573,8 +573,17 @@ def render_visualizer(name: str, text: str, marker: str) -> str:
     _page["used"].add("visualizer")
     data = load_checked("visualizer")
     payload = {"runs": data["runs"], "palette": data["palette"], "layout": data["layout"]}  # the charts' margins, height
+    # the widget's script and its trace-file checks load on this page alone (specdec.js: loadWidgets, withTraceFile)
+    checks = html.escape(get_relative_url("assets/tracefile.js", _page["url"]))
     return ('<div id="specdec-visualizer" class="specdec-visualizer" data-specdec-marker="visualizer"></div>\n'
+            f'{widget_script("assets/visualizer.js")}<div hidden data-specdec-tracefile="{checks}"></div>\n'
             f'<template id="specdec-visualizer-data" data-search-exclude>{script_json(payload)}</template>')
+
+
+def widget_script(path: str) -> str:
+    """The mark that makes specdec.js load a widget's script (a file under docs/assets/) on this page: a widget's
+    script is loaded by the pages that show the widget, not by every page (mkdocs.yml's extra_javascript)."""
+    return f'<div hidden data-specdec-script="{html.escape(get_relative_url(path, _page["url"]))}"></div>\n'
 
 
 def render_playground(name: str, text: str, marker: str) -> str:
@@ -586,7 +595,7 @@ def render_playground(name: str, text: str, marker: str) -> str:
         return f'<div id="pg-{name}-panel" class="pg-panel" data-specdec-marker="{html.escape(marker)}"></div>'
     data = load_checked("playground")
     payload = {key: data[key] for key in ("rule", "block", "speedup", "race", "palette")}
-    return (f'<template id="specdec-playground-data" data-search-exclude '
+    return (widget_script("assets/playground.js") + f'<template id="specdec-playground-data" data-search-exclude '
             f'data-specdec-marker="{html.escape(marker)}">{script_json(payload)}</template>')
 
 
