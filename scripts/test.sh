@@ -3,7 +3,7 @@
 # `pytest` is the fast tier alone, tests/conftest.py).
 #
 # Two chains side by side, one per core of a 2-core machine, each on one torch thread, balanced by their measured
-# times (CONTRIBUTING.md, Tests):
+# times (TIMINGS.md):
 #   - convert the default target (once per machine; a cached conversion is only checked), then
 #     `-m "real or build or first_chain"`: the real-pair greedy checks (which load the pair in this process), the
 #     --quick build and the trace command on a tiny pair with the default pair's tokenizer, the tiny artifact sets

@@ -32,7 +32,7 @@ def tier_on(marker: str) -> bool:
 
 def pytest_xdist_auto_num_workers(config):
     """Workers for `-n auto` (pyproject.toml's addopts): one per core, up to four, for the fast tier (tiny models, no
-    file shared between tests; its times: CONTRIBUTING.md, Tests); none when any other tier is on. Those stay in one
+    file shared between tests; its times: TIMINGS.md); none when any other tier is on. Those stay in one
     process: the real-pair tests hold the pair (about 9 GB), which two workers would hold twice, the builds are
     timed, and scripts/test.sh runs its own two chains (one per core)."""
     if any(tier_on(marker) for marker in TIERS):
@@ -54,7 +54,7 @@ def pytest_runtest_setup(item):
 
 
 # Modules whose tests scripts/test.sh runs in its first chain, beside the real pair and the builds (marker
-# first_chain), so that the two chains take about as long (their measured times: CONTRIBUTING.md, Tests).
+# first_chain), so that the two chains take about as long (their measured times: TIMINGS.md).
 FIRST_CHAIN_MODULES = {"test_policies.py"}
 
 

@@ -481,7 +481,7 @@ def test_the_module_entry_names_itself_in_usage_and_errors(capsys, monkeypatch):
     assert code == 0 and help_text.startswith("usage: python -m specdec_site") and "examples:" in help_text
     for option in ("--device", "--seed", "--quick", "--out"):  # every option has its help
         assert option in help_text
-    assert "about 65 to 75 min" in help_text  # the full build's measured range (CONTRIBUTING.md)
+    assert "about 65 to 75 min" in help_text  # the full build's measured range (TIMINGS.md)
 
 
 def test_model_names_are_resolved_without_loading_anything(tmp_path, monkeypatch):
