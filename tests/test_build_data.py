@@ -113,16 +113,22 @@ def test_every_page_marker_names_a_known_figure_or_value():
 
 
 def test_every_value_is_spelled_out_in_the_table_and_the_policy_values_follow_their_rule():
-    """values.VALUES is an explicit table: grep a page's [[val:NAME]] and find NAME in values.py. The policies
-    stage's values follow one rule, checked here so that no variant or metric is left out: for each domain, polm_
-    over the matrix's prompts for every variant (HF: median, ci; specdec: + over_oracle; + over_hf for the variants
-    HF was given the draft of; + over_hf_constant for fixed k), pol_ over the core set for the core variants."""
+    """values.VALUES is an explicit table: grep a page's [[val:NAME]] and find NAME under specdec_site/values/, spelled
+    out or as the template of the one function that makes it per prompt set or per stage (f"pol_{d}_prompts",
+    f"built_{stage}"; `python -m specdec_site.values` lists every name). The policies stage's values follow one rule,
+    checked here so that no variant or metric is left out: for each domain, polm_ over the matrix's prompts for
+    every variant (HF: median, ci; specdec: + over_oracle; + over_hf for the variants HF was given the draft of; +
+    over_hf_constant for fixed k), pol_ over the core set for the core variants."""
     from specdec_site.config import FULL
     from specdec_site.policies_stage import CORE_HF, CORE_SPECDEC, HF_VARIANTS, SAME_DRAFT_AS_HF, VARIANTS
     from specdec_site.values import VALUES
 
-    source = (ROOT / "specdec_site" / "values.py").read_text()
-    assert [k for k in VALUES if f'"{k}":' not in source] == []
+    source = "".join(p.read_text() for p in sorted((ROOT / "specdec_site" / "values").glob("*.py")))
+    spelled = set(re.findall(r'^\s*"([a-z0-9_]+)":', source, re.M))
+    # a template's placeholder ({d}: a prompt set, {t}: a temperature, {stage}) stands for one word of the name
+    templates = [re.compile(re.sub(r"\\\{\w+\\\}", "[a-z0-9]+", re.escape(t)))
+                 for t in re.findall(r'^\s*f"([a-z0-9_{}]+)":', source, re.M)]
+    assert [k for k in VALUES if k not in spelled and not any(t.fullmatch(k) for t in templates)] == []
     expected = set()
     for domain in FULL.core_prompts:
         for variant in (*HF_VARIANTS, *VARIANTS):
@@ -649,7 +655,7 @@ def test_bibtex_is_generated_from_citation_cff_and_the_data_commit(monkeypatch):
     its note (said to be dirty when the data code differed), and one `commit` field, the pages' own, which only the
     build knows: values.json holds @DOCS_COMMIT@ and the hook fills it (tests/test_hook.py), with the site's URL and the
     versioned source URL where the build names them (issue 43: the field held two stage commits and no URL)."""
-    from specdec_site import values
+    from specdec_site.values import provenance as values
 
     cff = {"title": "T", "authors": [{"name": "specdec contributors"}, {"family-names": "Doe", "given-names": "J"}],
            "version": "9.9.9", "date-released": "2031-02-03"}
@@ -726,9 +732,9 @@ def test_the_site_build_fails_loudly_without_the_replay_or_probe_table(monkeypat
     (scripts/simulate_policies.py replay / probe --json): without either, the figure build stops before writing
     anything, and says how to make it."""
     import specdec_site.site_files as site_files
-    import specdec_site.values as values
+    import specdec_site.values.design as design
 
-    monkeypatch.setattr(values, name, tmp_path / "missing.json")
+    monkeypatch.setattr(design, name, tmp_path / "missing.json")
     with pytest.raises(SystemExit, match=command):
         site_files.write_site_files(ROOT / "docs" / "data" / "cpu", tmp_path / "figures")
     assert not (tmp_path / "figures").exists()

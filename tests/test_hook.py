@@ -140,6 +140,16 @@ def test_every_malformed_marker_fails_naming_the_page_and_line(hook, monkeypatch
     assert f"dir/page.md:{line}" in str(err.value)
 
 
+def test_an_unknown_value_names_the_nearest_known_ones(hook):
+    """A typo in a value's name is answered with the names it is closest to (difflib), not the whole table."""
+    with pytest.raises(PluginError, match=r"unknown value marker \[\[val:htm\]\]: did you mean \[\[val:html\]\]\?") as err:
+        render(hook, "see [[val:htm]]\n")
+    assert "python -m specdec_site.values" in str(err.value) and "command" not in str(err.value)
+    with pytest.raises(PluginError, match=r"\[\[val:zzzzzz\]\] \(`python -m specdec_site.values` lists") as err:
+        render(hook, "see [[val:zzzzzz]]\n")
+    assert "did you mean" not in str(err.value)
+
+
 def test_a_figure_may_appear_twice_on_a_page(hook):
     out, used = render(hook, "[[fig:speedup_vs_k]]\n\nagain:\n\n[[fig:speedup_vs_k]]\n")
     assert used == {"fig"}

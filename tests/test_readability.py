@@ -227,6 +227,9 @@ def test_time_breakdown_draws_the_target_only_bar(loaded):
 # The numbered equations of each page with math: The Math has (1)-(9), Choosing k continues with (10)-(14), and
 # The Math's block verification has (15)-(17).
 EQUATIONS = {"math/": [*range(1, 10), *range(15, 18)], "choosing-k/": range(10, 15)}
+# Every numbered anchor of a page in reading order: its equations and its numbered statements (The Math's 1-4)
+ANCHORS = {"math/": [*(f"eq-{n}" for n in range(1, 10)), "stmt-1", "stmt-2", "stmt-3", "eq-15", "eq-16", "eq-17",
+                     "stmt-4"], "choosing-k/": [f"eq-{n}" for n in range(10, 15)]}
 
 
 @pytest.mark.parametrize("path", EQUATIONS)
@@ -264,7 +267,7 @@ def test_every_numbered_equation_has_a_visible_link_and_references_link_to_it(lo
     links = page.evaluate("""() => Array.from(document.querySelectorAll('.eq-anchor')).map(a => ({
         id: a.id, href: a.querySelector('a.eq-link').getAttribute('href'), text: a.innerText.trim(),
         visible: a.querySelector('a.eq-link').getBoundingClientRect().height > 0}))""")
-    assert [x["id"] for x in links] == [f"eq-{n}" for n in EQUATIONS[path]]
+    assert [x["id"] for x in links] == ANCHORS[path]
     assert all(x["href"].endswith(f"#{x['id']}") and x["visible"] and x["text"].startswith("¶") for x in links)
     refs = page.evaluate("""() => Array.from(document.querySelectorAll('article a[href*="#eq-"]'))
         .filter(a => !a.classList.contains('eq-link') && a.pathname === location.pathname)

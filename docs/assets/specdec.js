@@ -252,17 +252,24 @@
     this.status.textContent = shown === 0 ? "The prompt; press Next step or Play." : this.describe(shown - 1);
     if (shown >= total) this.pause();
   };
+  // What step i did, by its own drafts (a step near the end drafts fewer than the run's k), then the running count:
+  // the tokens so far against the target passes they took, and the passes the target alone would have taken.
+  function plural(n, one, many) { return n + " " + (n === 1 ? one : many); }
+  function stepTokens(s) { return s.accepted.length + (s.extra !== null ? 1 : 0); }
   Strip.prototype.describe = function (i) {
-    const s = this.run.steps[i], n = s.accepted.length, k = this.run.k;
+    const s = this.run.steps[i], n = s.accepted.length;
     let what = "Step " + (i + 1) + " of " + this.run.steps.length + ": ";
     if (s.rejected !== null) {
-      what += (n === 0 ? "the draft's first guess was rejected" : n + " of the draft's guesses accepted, the next rejected") +
-        (s.extra !== null ? ", and the target wrote its own token in its place." : ".");
+      what += (n === 0 ? "the draft's first guess was rejected" : plural(n, "guess", "guesses") +
+        " accepted, the next rejected") + (s.extra !== null ? ", and the target wrote its own token in its place." : ".");
     } else {
-      what += "all " + k + " guesses accepted" + (s.extra !== null ? ", plus a bonus token from the same target pass." : ".");
+      what += (n === 1 ? "its one guess accepted" : "all " + n + " guesses accepted") +
+        (s.extra !== null ? ", plus a bonus token from the same target pass." : ".");
     }
-    return what + " " + (n + (s.extra !== null ? 1 : 0)) + " token" + (n + (s.extra !== null ? 1 : 0) === 1 ? "" : "s") +
-      " for one pass of the target.";
+    const tokens = this.run.steps.slice(0, i + 1).reduce(function (sum, t) { return sum + stepTokens(t); }, 0);
+    return what + " " + plural(stepTokens(s), "token", "tokens") + " for one pass of the target. So far: " +
+      plural(tokens, "token", "tokens") + " in " + plural(i + 1, "target pass", "target passes") +
+      " (the target alone: " + plural(tokens, "pass", "passes") + ").";
   };
   Strip.prototype.start = function () {
     const self = this;

@@ -36,6 +36,7 @@ the 404 page opens with a switch that links the same page in the other copies.
 
 from __future__ import annotations
 
+import difflib
 import html
 import json
 import os
@@ -320,7 +321,10 @@ class MarkerExtension(Extension):
 def lookup_value(name: str, marker: str):
     values = load_checked("values")["values"]
     if name not in values:
-        raise PluginError(f"{where(marker)}: unknown value marker [[val:{name}]] (known: {', '.join(sorted(values))})")
+        near = difflib.get_close_matches(name, values, n=3)  # the nearest known names: most unknowns are typos
+        hint = ": did you mean " + " or ".join(f"[[val:{n}]]" for n in near) + "?" if near else ""
+        raise PluginError(f"{where(marker)}: unknown value marker [[val:{name}]]{hint} (`python -m specdec_site.values` "
+                          "lists every value)")
     value = values[name]
     return fill_build_fields(value) if isinstance(value, str) and "@" in value else value
 
