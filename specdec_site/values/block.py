@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from ..config import FULL
 from ..public_prompts import LABELS
-from .common import NotRun, fmt, fmt_p
+from .common import NotRun, ci, ci_named, fmt, fmt_p, listed
 
 CORE_T = 0.7  # the sampled mode's temperature, where the block stage runs the core set: each rule's own median too
 
@@ -50,7 +50,7 @@ def _block_median(temperature: float, domain: str, *keys: str) -> Callable:
 
 
 def _block_ci(temperature: float, domain: str, key: str) -> Callable:
-    return lambda a: (lambda e: f"{e['ci95'][0]:.3f}–{e['ci95'][1]:.3f}")(_block_summary(temperature, domain)(a)[key])
+    return lambda a: ci(_block_summary(temperature, domain)(a)[key], 3)
 
 
 def _block_ahead(a) -> str:
@@ -75,6 +75,32 @@ def _block_expected_ahead(a) -> str:
             if len(ahead) == len(t["domains"])
             else f"on {len(ahead)} of {len(t['domains'])} sets ({', '.join(ahead) or 'none'}) with the interval's "
                  "lower end at 1 or above")
+
+
+def _block_expected_gains(a) -> str:
+    """The paired expected gain of block verification at T = 0.7, per set, from the smallest to the largest: "+0.7%
+    (dialogue) to +3.1% (code)" (a loss is written with its minus sign)."""
+    t = _block_at(a, CORE_T)
+    gains = sorted((v["summary"]["expected_ratio"]["median"] - 1, d) for d, v in t["domains"].items())
+    said = [f"{g * 100:+.1f}% ({LABELS.get(d, d)})" for g, d in gains]
+    return said[0] if len(said) == 1 else f"{said[0]} to {said[-1]}"
+
+
+def _block_measured_intervals(a) -> str:
+    """Whether the measured block ÷ token intervals hold 1, per (set, temperature): tokens per pass and wall clock.
+    The sentence names every pair whose interval does not hold 1, with its median and its interval."""
+    said = []
+    for key, what in (("tokens_per_pass_ratio", "tokens per pass"), ("speed_ratio", "wall clock")):
+        pairs = [(t["temperature"], d, v["summary"][key]) for t in a["block"]["temperatures"]
+                 for d, v in t["domains"].items()]
+        out = [(T, d, e) for T, d, e in pairs if not e["ci95"][0] <= 1 <= e["ci95"][1]]
+        if not out:
+            said.append(f"in {what}, every one of the {len(pairs)} intervals holds 1")
+        else:
+            said.append(f"in {what}, {len(pairs) - len(out)} of the {len(pairs)} intervals hold 1, but not "
+                        + listed([f"{LABELS.get(d, d)} at T = {T:g} ({fmt(e['median'], 3)}, {ci_named(e, 3)})"
+                                  for T, d, e in out]))
+    return "; ".join(said)
 
 
 def _block_equal_prompts(a) -> str:
@@ -139,6 +165,8 @@ def block_values() -> dict[str, Callable]:
         "block_ahead": _block_ahead,
         "block_expected_ahead": _block_expected_ahead,
         "block_equal_prompts": _block_equal_prompts,
+        "block_expected_gains": _block_expected_gains,
+        "block_measured_intervals": _block_measured_intervals,
         "block_example_token": _block_example("token"),
         "block_example_block": _block_example("block"),
         "block_example_ideal": _block_example("ideal"),

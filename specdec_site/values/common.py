@@ -42,9 +42,35 @@ def fmt_p(p, digits: int = 2) -> str:
     return "< 1e-300" if p == 0 else f"{p:.{digits}g}"
 
 
-def ci(entry) -> str:
-    """A summary entry's bootstrap 95% interval, "1.02–1.31"."""
-    return f"{entry['ci95'][0]:.2f}–{entry['ci95'][1]:.2f}"
+# A median's "95% interval" is a percentile bootstrap over the prompts (summary.median_ci). Over few prompts it is not
+# one: with n <= 5 its ends are the smallest and the largest value (a resample's median is the smallest with
+# probability over 2.5%: 5.1% at n = 4), the range, which covers the median 87.5% of the time at n = 4. Below
+# FEW_PROMPTS a page names the interval for what it is.
+FEW_PROMPTS = 10
+
+
+def interval_name(n: int) -> str:
+    """What a median's interval over n prompts is: "95% interval", "range (n = 4)" or "bootstrap interval (n = 7)"."""
+    return "95% interval" if n >= FEW_PROMPTS else f"range (n = {n})" if n <= 5 else f"bootstrap interval (n = {n})"
+
+
+def ci(entry, digits: int = 2) -> str:
+    """A summary entry's interval, "1.02–1.31" (its 95% interval); over fewer than FEW_PROMPTS prompts it says what it
+    is, "range (n = 4) 1.02–1.31", wherever a page quotes it."""
+    low, high = entry["ci95"]
+    n = entry.get("prompts", FEW_PROMPTS)
+    return (f"{interval_name(n)} " if n < FEW_PROMPTS else "") + f"{low:.{digits}f}–{high:.{digits}f}"
+
+
+def ci_named(entry, digits: int = 2) -> str:
+    """A summary entry's interval with its name: "95% interval 1.02–1.31" or "range (n = 4) 1.02–1.31"."""
+    low, high = entry["ci95"]
+    return f"{interval_name(entry.get('prompts', FEW_PROMPTS))} {low:.{digits}f}–{high:.{digits}f}"
+
+
+def listed(items: list[str]) -> str:
+    """a, b and c"""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def verdict(ratio: dict) -> str:

@@ -40,7 +40,7 @@ def _median_or_ci(a, values: list[float], what: str) -> str:
 
     if what == "median":
         return fmt(statistics.median(values))
-    return ci({"ci95": bootstrap_median_ci(values, seed=a["policies"]["metadata"]["seed"])})
+    return ci({"ci95": bootstrap_median_ci(values, seed=a["policies"]["metadata"]["seed"]), "prompts": len(values)})
 
 
 # how a policy value is read from a summary entry; M[...] in set_rows below

@@ -13,7 +13,8 @@ from collections.abc import Callable
 
 from ..acceptance import draft_yield, tested_acceptance, theory
 from ..figures import histogram_row, pick, predicted_from_tpp, seconds_per_token
-from .common import HEADLINE, fmt, per_set
+from ..public_prompts import LABELS
+from .common import HEADLINE, fmt, listed, per_set
 
 
 def _sweep(domain: str, mode: str):
@@ -42,6 +43,60 @@ def _kmax(domain, mode, what):
     return lambda a: what(_sweep(domain, mode)(a)["spec"][-1])
 
 
+def sweep_peaks(a, mode: str = "greedy") -> dict[str, dict]:
+    """Each swept set's k of best median speedup: {set: {"k", "speedup", "last": the largest k swept}}."""
+    out = {}
+    for sweep in a["policies"]["sweeps"]:
+        if sweep["mode"] != mode:
+            continue
+        best = max(sweep["spec"], key=lambda r: r["speedup"]["median"])  # the first of equals
+        out[sweep["domain"]] = {"k": best["k"], "speedup": best["speedup"]["median"], "last": sweep["spec"][-1]["k"]}
+    return out
+
+
+def _peaks_sentence(a) -> str:
+    """Where each set's median speedup peaks, from the sweep: "code peaks at k = 4 (2.24×), ..."; a set whose best is
+    the largest k swept is "still rising at k = 8". The sentence the speedup-vs-k caption states."""
+    said = []
+    for d, peak in sweep_peaks(a).items():
+        name = LABELS.get(d, d)
+        if peak["k"] == peak["last"]:
+            said.append(f"{name} is still rising at the largest k run, k = {peak['k']} ({fmt(peak['speedup'])}×)")
+        else:
+            said.append(f"{name} peaks at k = {peak['k']} ({fmt(peak['speedup'])}×)")
+    return listed(said)
+
+
+def position_rise(a, d: str) -> tuple[float, float] | None:
+    """(acceptance at the first draft position, at the later ones pooled) of a set's greedy sweep at its largest k;
+    None where no step got past its first draft."""
+    row = _sweep(d, "greedy")(a)["spec"][-1]
+    hist, k = row["accepted_length_histogram"], row["k"]
+    tested = [sum(hist[i:]) for i in range(k)]  # position i + 1 is tested when n >= i
+    accepted = [sum(hist[i + 1:]) for i in range(k)]
+    if not tested[0] or not sum(tested[1:]):
+        return None
+    return accepted[0] / tested[0], sum(accepted[1:]) / sum(tested[1:])
+
+
+FLAT = 0.1  # a change from the first draft position to the later ones under this reads "close to flat"
+
+
+def _positions_sentence(a) -> str:
+    """Per set, the acceptance at the first draft position and at the later ones, and whether that rises, falls or
+    is close to flat (a change under FLAT): the per-position caption's claim, largest rise first."""
+    sets = (s["domain"] for s in a["policies"]["sweeps"] if s["mode"] == "greedy")
+    change = {d: r for d in sets if (r := position_rise(a, d)) is not None}
+    order = sorted(change, key=lambda d: -(change[d][1] - change[d][0]))
+    groups = {"rising": [d for d in order if change[d][1] - change[d][0] >= FLAT],
+              "falling": [d for d in order if change[d][0] - change[d][1] >= FLAT]}
+    groups["close to flat"] = [d for d in order if d not in groups["rising"] + groups["falling"]]
+    part = lambda ds: listed([f"{LABELS.get(d, d)} ({fmt(change[d][0])} → {fmt(change[d][1])})" for d in ds])  # noqa: E731
+    said = {"rising": "rising after the first position on {}: there a step's first draft is its weakest",
+            "falling": "falling after the first position on {}", "close to flat": "close to flat on {}"}
+    return "; ".join(said[g].format(part(ds)) for g, ds in groups.items() if ds)
+
+
 def _greedy_equal(domain):
     def value(a):
         s = _sweep(domain, "greedy")(a)
@@ -57,20 +112,6 @@ def _sweep_k_range(a):
 
 def _speedup(r):
     return fmt(r["speedup"]["median"])
-
-
-def _maybe(x) -> str:
-    """A rate, or "–" where nothing was tested (a tiny or quick build)."""
-    return "–" if x is None else fmt(x)
-
-
-def _later_positions(row) -> str:
-    """The acceptance at draft positions 2..k of a sweep row, pooled: tested and accepted at each position, from
-    its per-position rates and the histogram (position i is tested in every step that accepted at least i - 1)."""
-    hist, k = row["accepted_length_histogram"], row["k"]
-    tested = [sum(hist[i:]) for i in range(k)]  # position i + 1 is tested when n >= i
-    accepted = [sum(hist[i + 1:]) for i in range(k)]
-    return fmt(sum(accepted[1:]) / sum(tested[1:])) if sum(tested[1:]) else "– (no step got past its first draft)"
 
 
 def _near_best(domain: str) -> Callable:
@@ -135,8 +176,6 @@ def set_rows(d: str) -> dict[str, Callable]:
         f"{d}_greedy_kmax_alpha": _kmax(d, "greedy", lambda r: fmt(tested_acceptance(r))),
         f"{d}_greedy_kmax_draft_yield": _kmax(d, "greedy", lambda r: fmt(draft_yield(r))),
         f"{d}_greedy_kmax_speedup": _kmax(d, "greedy", _speedup),
-        f"{d}_greedy_first_position": _kmax(d, "greedy", lambda r: _maybe(r["per_position_acceptance"][0])),
-        f"{d}_greedy_later_positions": _kmax(d, "greedy", _later_positions),
         f"{d}_greedy_greedy_equal": _greedy_equal(d),
         f"{d}_greedy_near_best": _near_best(d),
         f"{d}_greedy_measured_over_eq8": _over_eq8(d),
@@ -151,6 +190,9 @@ def sweep_values(sets: tuple[str, ...]) -> dict[str, Callable]:
         "sweep_reps_greedy": lambda a: len(_sweep("code", "greedy")(a)["prompts"]),
         "sweep_tokens": lambda a: a["policies"]["sweeps"][0]["new_tokens"],
         "sweep_k_range": _sweep_k_range,
+        # the captions' claims, stated from the sweep (tests/test_claims.py recomputes each from the artifact)
+        "sweep_peaks": _peaks_sentence,
+        "sweep_positions": _positions_sentence,
         **per_set(sets, set_rows),
         "code_greedy_best_c": _best("code", "greedy", lambda r: fmt(r["c"], 3)),
         # the histogram's findings: its k (the worked example's), and per set the share of full and empty steps

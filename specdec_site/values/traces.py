@@ -38,12 +38,20 @@ def _trace_greedy_equal(a):
 
 
 def _greedy_runs_diverged(a):
-    """How many of the build's greedy real-pair runs differed from the target's own greedy output, "D of N": the
-    traces, the sweep's runs and every policy and drafter's run (HF's runs are not this decoder's)."""
+    """How many of the build's distinct greedy real-pair runs differed from the target's own greedy output, "D of
+    N": the traces, the sweep's runs and every policy and drafter's run (HF's runs are not this decoder's). A sweep's
+    run at the fixed policy's k is that policy's own run of the prompt (the stage shares it), so it is counted once,
+    with the policy's runs."""
     checks = [bool(r["equals_target_greedy"]) for r in a["traces"]["runs"] if r["mode"] == "greedy"]
+    fixed_k = a["policies"]["metadata"]["config"]["fixed_k"]
     for sweep in a["policies"]["sweeps"]:
-        equal = sweep["greedy_runs_equal"]
-        checks += [True] * equal + [False] * (sweep["greedy_runs_checked"] - equal)
+        shared = [r for r in a["policies"]["domains"][sweep["domain"]]["rows"] if r["prompt"] in sweep["prompts"]
+                  and "fixed" in r["variants"]] if any(s["k"] == fixed_k for s in sweep["spec"]) else []
+        # the shared runs' verdicts are the fixed policy's, counted below: the sweep's own are the rest
+        unequal = sweep["greedy_runs_checked"] - sweep["greedy_runs_equal"]
+        unequal -= sum(not r["variants"]["fixed"]["same_output"] for r in shared)
+        distinct = sweep["greedy_runs_checked"] - len(shared)
+        checks += [True] * (distinct - unequal) + [False] * unequal
     checks += [v["same_output"] for d in a["policies"]["domains"].values() for r in d["rows"]
                for name, v in r["variants"].items() if name not in HF_VARIANTS]
     checks += [v["same_output"] for d in a["trees"]["domains"].values() for r in d["rows"] for v in r["greedy"].values()]

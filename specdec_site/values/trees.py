@@ -63,6 +63,26 @@ def _tree_ci(domain: str, mode: str, variant: str, measure: str) -> Callable:
     return lambda a: ci(_tree_entry(domain, mode, variant, measure)(a))
 
 
+def _best_chain_measured(a) -> str:
+    """The tree for this CPU against the best chain measured on code, greedy: the fastest of the trees stage's chains
+    (the cost model's chain, the adaptive chain) and the sweep's best fixed k, each named, and whether the tree's
+    median speedup is above or below it (the trees section compares against the cost model's chain: this says
+    which chain is which)."""
+    from .sweep import sweep_peaks
+
+    summary = a["trees"]["domains"]["code"]["summary"]["greedy"]
+    chains = {"the cost model's chain": summary["chain"]["speedup"]["median"],
+              "the adaptive chain": summary["adaptive"]["speedup"]["median"]}
+    peak = sweep_peaks(a).get("code")
+    if peak:
+        chains[f"the sweep's fixed k = {peak['k']}"] = peak["speedup"]
+    best = max(chains, key=chains.get)
+    tree = summary["tree"]["speedup"]["median"]
+    side = "below" if tree < chains[best] else "above"
+    return (f"the tree for this CPU ran at {fmt(tree)}×, {side} the best chain measured, {best} at "
+            f"{fmt(chains[best])}× (" + ", ".join(f"{name} {fmt(x)}×" for name, x in chains.items()) + ")")
+
+
 def _tree_verdict(domain: str, mode: str, variant: str) -> Callable:
     return lambda a: verdict(_tree_entry(domain, mode, variant, "over_chain")(a))
 
@@ -135,6 +155,7 @@ def tree_values() -> dict[str, Callable]:
         "tree_gpu_tree_pred_speedup_here": lambda a: fmt(
             _tree_prediction(a["trees"], "tree_gpu_like", a["trees"]["cost_curves"])["speedup"]),
         "tree_pred_over_chain": lambda a: fmt(a["trees"]["choice"]["tree"]["speedup"] / a["trees"]["choice"]["chain"]["speedup"]),
+        "tree_code_best_chain_measured": _best_chain_measured,
         "tree_code_greedy_chain_tpp": _tree_median("code", "greedy", "chain", "tokens_per_target_pass"),
         "tree_code_greedy_chain_tpp_ci": _tree_ci("code", "greedy", "chain", "tokens_per_target_pass"),
         "tree_code_greedy_adaptive_tpp": _tree_median("code", "greedy", "adaptive", "tokens_per_target_pass"),
