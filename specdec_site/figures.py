@@ -93,25 +93,6 @@ def fig_speedup_vs_k(a) -> go.Figure:
     return fig
 
 
-def fig_theory_vs_measured(a) -> go.Figure:
-    """Per domain, two lines: the measured speedup and eq. (8) at the tested acceptance â, the measured c and the
-    measured verify cost of each k (the i.i.d. theory with nothing fitted)."""
-    fig = go.Figure()
-    for s in a["policies"]["sweeps"]:
-        if s["mode"] != "greedy":
-            continue
-        ks = [r["k"] for r in s["spec"]]
-        color = PALETTE[s["domain"]]
-        fig.add_scatter(x=ks, y=[r["speedup"]["median"] for r in s["spec"]], name=f"measured: {set_name(s['domain'])}",
-                        mode="lines+markers", line={"color": color}, legendgroup=s["domain"])
-        fig.add_scatter(x=ks, y=[theory(r)["speedup_eq8"] for r in s["spec"]], name=f"eq. (8) at â: {set_name(s['domain'])}",
-                        mode="lines", line={"color": color, "dash": "dash"}, legendgroup=s["domain"],
-                        customdata=[round(tested_acceptance(r), 3) for r in s["spec"]],
-                        hovertemplate="k = %{x}: %{y:.2f}× at â = %{customdata}<extra>%{fullData.name}</extra>")
-    fig.update_layout(**layout("Greedy: measured speedup and eq. (8) at the tested acceptance â", "k", "speedup ×"))
-    return fig
-
-
 def predicted_from_tpp(r: dict) -> float:
     """Eq. (8) with the measured tokens per pass (no i.i.d. assumption), for one sweep row."""
     return speedup_from_tokens_per_pass(r["tokens_per_target_pass"], r["k"], r["c"], r["verify_cost"])
@@ -457,7 +438,7 @@ def _tree_bars(a, what: str, title: str, x: str) -> go.Figure:
                 if entry is None:
                     continue
                 e = entry[what]
-                ys.append(f"{d}, {m}")
+                ys.append(f"{set_name(d)}, {m}")  # the row's category, as `cats` names it (an unnamed row is empty)
                 xs.append(e["median"])
                 lo.append(e["median"] - e["ci95"][0])
                 hi.append(e["ci95"][1] - e["median"])
@@ -473,19 +454,31 @@ def _tree_bars(a, what: str, title: str, x: str) -> go.Figure:
     return fig
 
 
+def interval_label(entries) -> str:
+    """What the error bars of medians over prompts are: "95% interval", or over at most 5 prompts "range of 4" (a
+    percentile bootstrap of the median over so few values has the smallest and the largest as its ends)."""
+    n = min(e.get("prompts", 10) for e in entries)
+    return "95% interval" if n >= 10 else f"range of {n} prompts" if n <= 5 else f"bootstrap interval, {n} prompts"
+
+
+def _tree_entries(a, what: str) -> list[dict]:
+    t = a["trees"]
+    return [e[what] for d in t["domains"] for m in ("greedy", "sampled")
+            for e in t["domains"][d]["summary"][m].values() if isinstance(e, dict) and what in e]
+
+
 def fig_tree_tokens_per_pass(a) -> go.Figure:
     t = a["trees"]
     return _tree_bars(a, "tokens_per_target_pass", f"Tokens per target pass, {t['new_tokens']} tokens per prompt "
-                      "(median, 95% interval)", "tokens per target pass")
+                      f"(median, {interval_label(_tree_entries(a, 'tokens_per_target_pass'))})", "tokens per target pass")
 
 
 def fig_tree_speedup(a) -> go.Figure:
     t = a["trees"]
     return _tree_bars(a, "speedup", f"Speedup over the target alone on this CPU, {t['new_tokens']} tokens per prompt "
-                      "(median, 95% interval)", "speedup (× target-only)")
+                      f"(median, {interval_label(_tree_entries(a, 'speedup'))})", "speedup (× target-only)")
 
 
-BLOCK_COLORS = {"token": PALETTE["q"], "block": PALETTE["p"]}
 BLOCK_RATIOS = {"tokens_per_pass_ratio": ("tokens per pass, measured", PALETTE["p"]),
                 "expected_ratio": ("tokens per pass, expected on the same drafts", PALETTE["accept"]),
                 "speed_ratio": ("wall clock (token time / block time)", PALETTE["target_only"])}
@@ -497,34 +490,19 @@ def _block_cats(b) -> list[tuple[str, str, dict]]:
             for d in t["domains"]]
 
 
-def _hbar(fig, cats, values, name, color, fmt=".2f"):
-    ys, xs, lo, hi = [], [], [], []
+def _hbar(fig, cats, values, name, color, fmt=".2f", base: float = 0.0):
+    """Horizontal bars of medians with their intervals; with base = 1 (a ratio) each bar runs from 1 to the ratio,
+    so a ratio below 1 points left and the axis can show the effect instead of the distance from 0."""
+    ys, xs, lo, hi, medians = [], [], [], [], []
     for label, e in zip(cats, values):
         ys.append(label)
-        xs.append(e["median"])
+        xs.append(e["median"] - base)
+        medians.append(e["median"])
         lo.append(e["median"] - e["ci95"][0])
         hi.append(e["ci95"][1] - e["median"])
-    fig.add_bar(y=ys, x=xs, name=name, orientation="h", marker={"color": color},
-                error_x={"type": "data", "symmetric": False, "array": hi, "arrayminus": lo},
-                hovertemplate="%{y}: %{x:" + fmt + "}<extra>" + name + "</extra>")
-
-
-def fig_block_tokens_per_pass(a) -> go.Figure:
-    """Tokens per target pass of the token rule and of block verification, per set and temperature, the same
-    drafts' runs interleaved (median over the prompts, 95% interval)."""
-    b = a["block"]
-    cats = _block_cats(b)
-    labels = [c[0] for c in cats]
-    fig = go.Figure()
-    for rule, name in (("block", "block verification"), ("token", "token rule (Algorithm 1)")):
-        _hbar(fig, labels, [c[2][rule]["tokens_per_target_pass"] for c in cats], name, BLOCK_COLORS[rule])
-    fig.update_layout(**layout(f"Tokens per target pass, fixed k = {b['k']}, {b['new_tokens']} tokens per prompt "
-                               "(median, 95% interval)", "tokens per target pass", "", barmode="group",
-                               height=160 + 70 * len(cats), bargap=0.2, legend={"traceorder": "reversed"},
-                               xaxis={"rangemode": "tozero"},
-                               yaxis={"type": "category", "categoryorder": "array", "categoryarray": labels[::-1],
-                                      "title": {"text": ""}}))
-    return fig
+    fig.add_bar(y=ys, x=xs, base=base or None, name=name, orientation="h", marker={"color": color},
+                customdata=medians, error_x={"type": "data", "symmetric": False, "array": hi, "arrayminus": lo},
+                hovertemplate="%{y}: %{customdata:" + fmt + "}<extra>" + name + "</extra>")
 
 
 def fig_block_ratio(a) -> go.Figure:
@@ -534,12 +512,19 @@ def fig_block_ratio(a) -> go.Figure:
     cats = _block_cats(b)
     labels = [c[0] for c in cats]
     fig = go.Figure()
+    entries = [c[2][key] for c in cats for key in BLOCK_RATIOS]
     for key, (name, color) in reversed(BLOCK_RATIOS.items()):
-        _hbar(fig, labels, [c[2][key] for c in cats], name, color, ".3f")
+        _hbar(fig, labels, [c[2][key] for c in cats], name, color, ".3f", base=1.0)
     fig.add_vline(x=1, line={"color": "gray", "width": 1})
-    fig.update_layout(**layout("Block verification ÷ token rule, per prompt (median, 95% interval)",
+    # the axis spans the intervals and 1, with a margin: ratios of 0.98-1.06 drawn from 0 looked all alike
+    low = min([1.0] + [e["ci95"][0] for e in entries])
+    high = max([1.0] + [e["ci95"][1] for e in entries])
+    pad = 0.05 * (high - low or 0.1)
+    intervals = " or ".join(dict.fromkeys(interval_label([e]) for e in sorted(entries, key=lambda e: -e["prompts"])))
+    fig.update_layout(**layout(f"Block verification ÷ token rule, per prompt (median, a bar from 1; {intervals})",
                                "ratio (> 1: block verification ahead)", "", barmode="group",
                                height=160 + 90 * len(cats), bargap=0.2, legend={"traceorder": "reversed"},
+                               xaxis={"range": [low - pad, high + pad]},
                                yaxis={"type": "category", "categoryorder": "array", "categoryarray": labels[::-1],
                                       "title": {"text": ""}}))
     return fig
@@ -548,7 +533,6 @@ def fig_block_ratio(a) -> go.Figure:
 # The table of figures: marker name -> builder. A page's [[fig:NAME]] must name one of these.
 FIGURES = {
     "speedup_vs_k": fig_speedup_vs_k,
-    "theory_vs_measured": fig_theory_vs_measured,
     "acceptance_vs_k": fig_acceptance_vs_k,
     "tokens_per_pass": fig_tokens_per_pass,
     "accepted_length_histogram": fig_accepted_length_histogram,
@@ -565,6 +549,5 @@ FIGURES = {
     "tree_draft_passes": fig_tree_draft_passes,
     "tree_tokens_per_pass": fig_tree_tokens_per_pass,
     "tree_speedup": fig_tree_speedup,
-    "block_tokens_per_pass": fig_block_tokens_per_pass,
     "block_ratio": fig_block_ratio,
 }

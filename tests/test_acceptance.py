@@ -114,11 +114,12 @@ def test_the_theory_figures_use_the_a_hat():
     from specdec_site.figures import set_name
 
     figures = DOCS / "figures"
-    fig = json.loads((figures / "theory_vs_measured.json").read_text())["figure"]
+    # the speedup figure draws eq. (8) at â beside each measured line (the figure that repeated it is gone)
+    fig = json.loads((figures / "speedup_vs_k.json").read_text())["figure"]
     predicted = {t["name"].split(": ")[1]: t["y"] for t in fig["data"] if t["name"].startswith("eq. (8) at â")}
     assert len(fig["data"]) == 2 * len(POLICIES["sweeps"]), "two lines per prompt set: measured and eq. (8)"
     for sweep in POLICIES["sweeps"]:  # a legend names a set as the pages do ("technical prose" for "prose")
-        name = set_name(sweep["domain"])
+        name = f"{set_name(sweep['domain'])}, {sweep['mode']}"
         assert predicted[name] == pytest.approx([theory(r)["speedup_eq8"] for r in sweep["spec"]])
         assert predicted[name] != pytest.approx([r["predicted_speedup_with_verify_cost"] for r in sweep["spec"]])
     tpp = json.loads((figures / "tokens_per_pass.json").read_text())["figure"]

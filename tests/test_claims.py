@@ -158,3 +158,29 @@ def test_the_committed_values_carry_the_claims():
     values = committed.get("values", committed)
     assert all(name in values for name in ("sweep_peaks", "sweep_positions", "block_measured_intervals",
                                            "block_expected_gains", "tree_code_best_chain_measured"))
+
+
+# ---------------------------------------------------------------- no tracker words where a reader goes
+
+# The project's own words for its work: issue numbers, the build's stage names, its names for prompt groups, "the
+# bar" a section was built to test. A reader meets none of them (the Reproduce page names the build's stages: it is
+# the page about running the build).
+TRACKER_WORDS = [r"\bissue\s+#?\d+", r"\b(?:policies|trees|block|exactness|traces|notebook)\s+stage\b", r"\bthe\s+matrix\b",
+                 r"\bcore\s+set\b", r"\bthe\s+bar\b"]
+READER_PAGES = [p for p in PAGES if p.name not in ("reproduce.md", "source.md")]
+
+
+@pytest.mark.parametrize("page", READER_PAGES, ids=lambda p: p.name)
+def test_no_reader_page_carries_tracker_words(page):
+    text = re.sub(r"\[\[(?:val|fig|table):[a-z0-9_.-]+\]\]", "VALUE", page.read_text())
+    found = [m.group(0) for pattern in TRACKER_WORDS for m in re.finditer(pattern, text, re.I)]
+    assert not found, f"{page.name} uses the project's own words: {found}"
+
+
+def test_no_value_a_page_quotes_carries_tracker_words():
+    """The values are text on the pages too (the provenance's commands aside: they are commands)."""
+    values = json.loads((ROOT / "docs" / "figures" / "values.json").read_text())
+    values = values.get("values", values)
+    found = {name: m.group(0) for name, text in values.items() if not name.startswith("command_")
+             for pattern in TRACKER_WORDS for m in [re.search(pattern, str(text), re.I)] if m}
+    assert not found, found

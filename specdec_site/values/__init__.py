@@ -113,14 +113,15 @@ def _domain() -> str:
 # The prompt sets a value can be measured over, and how a page names each (a regular expression over the page's
 # Markdown): a sentence or table that quotes values of two sets must name both (tests/test_build_data.py).
 PROMPT_SETS = {
-    "matrix": ("the first public prompts of each domain: the policy matrix and the fixed-k sweep",
-               r"matrix|sweep|\[\[val:(sweep_reps_greedy|pol_sweep_prompts|pol_" + _domain() + r"_matrix_prompts)\]\]"),
-    "core": ("the core set: the policies stage's prompts for the core variants",
-             r"core set|\[\[val:pol_" + _domain() + r"_prompts\]\]"),
+    # the pages' names of the groups: "the subset" (every variant and the sweep) and "all prompts" (the headline)
+    "matrix": ("the subset: the first public prompts of each set, where every variant and the fixed-k sweep run",
+               r"subset|sweep|\[\[val:(sweep_reps_greedy|pol_sweep_prompts|pol_" + _domain() + r"_matrix_prompts)\]\]"),
+    "core": ("all prompts of each public set: the headline's variants",
+             r"all prompts|every prompt|\[\[val:pol_" + _domain() + r"_prompts\]\]"),
     "traces": ("the Step Visualizer's recorded runs", r"Step Visualizer|traces"),
     "design": ("the adaptive policy's design prompts (scripts/simulate_policies.py replay)", r"design prompts|replay"),
-    "trees": ("the trees stage's prompts: the first public prompts of each set, the matrix's",
-              r"matrix's prompts|trees stage"),
+    "trees": ("the tree benchmark's prompts: the first public prompts of each set, the subset's",
+              r"subset's prompts|tree benchmark"),
 }
 
 

@@ -202,11 +202,11 @@ def _set_ratio(entry: dict) -> float:
 
 
 def _ratio_verdict(ratio: float) -> str:
-    """The model's ratio for code against the bar, and what it means for a tree chosen for code."""
+    """The model's ratio for code against the target ratio, and what it means for a tree chosen for code."""
     if ratio >= TREE_RATIO:
-        return f"{fmt(ratio)}×, at or above the bar of {TREE_RATIO}×: a tree chosen for code alone would reach it"
-    return (f"{fmt(ratio)}×, below the bar of {TREE_RATIO}×: on code, with this pair, the bar is out of reach of any "
-            "tree this model finds, not only of the tree the stage ran")
+        return f"{fmt(ratio)}×, at or above the target of {TREE_RATIO}×: a tree chosen for code alone would reach it"
+    return (f"{fmt(ratio)}×, below the target of {TREE_RATIO}×: on code, with this pair, that ratio is out of reach of "
+            "any tree this model finds, not only of the tree measured here")
 
 
 def tree_set_table(t: dict) -> dict:
