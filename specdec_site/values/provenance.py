@@ -116,13 +116,14 @@ def _bibtex(a) -> str:
     cff = _citation()
     authors = " and ".join("{" + x["name"] + "}" if "name" in x else f"{x['family-names']}, {x['given-names']}"
                            for x in cff["authors"])
-    fields = [("title", cff["title"]), ("author", authors), ("version", cff["version"]),
-              ("year", str(cff["date-released"])[:4]), ("url", "@SITE_URL@"), ("commit", "@DOCS_COMMIT@"),
-              ("howpublished", "\\url{@SOURCE_URL@}"),
-              ("note", f"Version {cff['version']}; data built by scripts/build_data.py at git commit "
-                       f"{_data_commit(a)}")]
+    # @misc, not @software: classic BibTeX falls back from @software to @misc and drops its `commit` and `version`,
+    # so both commits go in `note`, which every style prints
+    fields = [("title", cff["title"]), ("author", authors), ("year", str(cff["date-released"])[:4]),
+              ("url", "@SITE_URL@"), ("howpublished", "\\url{@SOURCE_URL@}"),
+              ("note", f"Version {cff['version']}, pages at git commit @DOCS_COMMIT@; data built by "
+                       f"scripts/build_data.py at git commit {_data_commit(a)}")]
     lines = [f"  {key:<12} = {{{value}}}" for key, value in fields if value]
-    return "@software{specdec,\n" + ",\n".join(lines) + "\n}"
+    return "@misc{specdec,\n" + ",\n".join(lines) + "\n}"
 
 
 def _build_minutes(a):
