@@ -19,7 +19,7 @@ from specdec.fileio import sha256_file, write_json_atomic
 
 from . import contract
 from .acceptance import tested_acceptance
-from .figures import CHART_LAYOUT, FIGURES, PALETTE, chain_runs, pick
+from .figures import CHART_LAYOUT, FIGURES, PALETTE, chain_runs, pick, set_name
 from .notebook_stage import notebook_path
 from .values import DESIGN_PROBE, DESIGN_REPLAY, audit_tables, compute_values, design_replay, replay_tables, tree_tables
 
@@ -171,7 +171,7 @@ def playground_data(artifacts: dict, values: dict) -> dict:
     b = artifacts["policies"]
     code = pick(b["sweeps"], "code", "greedy")
     kmax = code["spec"][-1]
-    measured = [{"label": f"{s['domain']}, {s['mode']}", "domain": s["domain"], "mode": s["mode"],
+    measured = [{"label": f"{set_name(s['domain'])}, {s['mode']}", "domain": s["domain"], "mode": s["mode"],
                  "k": [r["k"] for r in s["spec"]], "speedup": [r["speedup"]["median"] for r in s["spec"]]}
                 for s in b["sweeps"]]
     # The calculator's defaults are the numbers the pages quote (values.py, one place), not a second rounding.
@@ -258,7 +258,7 @@ def calculator_presets(artifacts: dict) -> list[dict]:
             continue
         best = max(sweep["spec"], key=lambda r: r["speedup"]["median"])
         longest = sweep["spec"][-1]
-        presets.append({"label": f"measured: {device['name']} ({device['type']}), {sweep['domain']}, greedy",
+        presets.append({"label": f"measured: {device['name']} ({device['type']}), {set_name(sweep['domain'])}, greedy",
                         "domain": sweep["domain"], "alpha": round(tested_acceptance(best), 2), "c": round(best["c"], 3),
                         "k": best["k"], "verify_slope": verify_slope(longest)})
     return presets

@@ -249,7 +249,8 @@
       if (i < shown) span.removeAttribute("hidden"); else span.setAttribute("hidden", "");
       span.classList.toggle("strip-current", i === shown - 1);
     });
-    this.status.textContent = shown === 0 ? "The prompt; press Next step or Play." : this.describe(shown - 1);
+    this.status.textContent = shown === 0 ? "The prompt (" + this.run.label + "); press Next step or Play." :
+      this.describe(shown - 1);
     if (shown >= total) this.pause();
   };
   // What step i did, by its own drafts (a step near the end drafts fewer than the run's k), then the running count:
@@ -262,6 +263,8 @@
     if (s.rejected !== null) {
       what += (n === 0 ? "the draft's first guess was rejected" : plural(n, "guess", "guesses") +
         " accepted, the next rejected") + (s.extra !== null ? ", and the target wrote its own token in its place." : ".");
+    } else if (n === 0) {  // a step with no room for a guess (the run's last token): the target alone
+      what += "no guesses (one token left to write), so the target wrote it alone.";
     } else {
       what += (n === 1 ? "its one guess accepted" : "all " + n + " guesses accepted") +
         (s.extra !== null ? ", plus a bonus token from the same target pass." : ".");

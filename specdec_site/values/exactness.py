@@ -82,7 +82,10 @@ def _audit_row(a, name: str, field: str = "verdict") -> str:
     row = next((r for r in a["exactness"]["audit"]["rows"] if r["name"] == name), None)
     if row is None:
         raise NotRecorded(f"audit row {name}")  # a run from before the row was in the table, or a quick build's
-    return f"{row['verdict']} (p = {fmt_p(row['p_value'], 2)})" if field == "verdict" else row[field]
+    if field != "verdict":
+        return row[field]
+    shown = fmt_p(row["p_value"], 2)  # "< 1e-300" carries its own sign: "p < 1e-300", never "p = < 1e-300"
+    return f"{row['verdict']} (p {shown if shown.startswith('<') else '= ' + shown})"
 
 
 def _audit_count(a, group: str, verdict: str) -> str:
