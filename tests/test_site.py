@@ -1180,7 +1180,7 @@ def test_the_step_label_counts_drafts_with_the_right_plural(site, browser):
         assert " 1 drafts" not in label and "All 1 drafts" not in extra and "0 of 0" not in label
         if token is not None:  # tokens shown as the strip shows them (␣ for a space), not as JSON strings
             shown = token.replace("\n", "↵").replace("\t", "⇥").replace(" ", "␣")
-            assert f" {shown} " in extra, (extra, shown)
+            assert f" \u201c{shown}\u201d " in extra, (extra, shown)  # quoted: a token "1" is no count
     assert {k for k, *_ in labels} >= {0, 1}, "the committed runs have steps of 0 and of 1 draft"
     assert log["errors"] == []
     page.close()

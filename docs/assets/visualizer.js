@@ -29,6 +29,9 @@
   function isTree(s) { return traceFile.isTree(s); }
   function withFates(run) { return traceFile.withFates(run); }
 
+  // A token's text in quotes, so that a token "1" is never read as a count ("token 1 drawn")
+  function quoted(text) { return "\u201c" + visible(text) + "\u201d"; }
+
   function nodeDepths(parents) {
     const depths = [];
     parents.forEach(function (parent) { depths.push(parent < 0 ? 1 : depths[parent] + 1); });
@@ -358,7 +361,9 @@
       ["pos", "draft token x", "q(x)", "p(x)", "min(1, p/q)"].concat(blockRun ? ["h (keep prefix)", "draw η", "fate"] : ["draw r", "fate"]));
     const detail = this.root.querySelector(".sv-detail");
     s.draft_tokens.forEach(function (t, j) {
-      const fate = blockRun && j >= s.n_accepted ? "not kept" : s.fates[j];
+      // one vocabulary for every step: block verification decides every draft past its kept prefix, so those are
+      // rejected (not "not evaluated", as after a token-rule rejection)
+      const fate = blockRun && j >= s.n_accepted ? "rejected" : s.fates[j];
       const row = el("tr", { class: "sv-row" + (j === self.pos ? " sv-row-current" : ""), tabindex: "0" });
       [String(j + 1), visible(self.tok(t)), fmt(s.q_draft_tokens[j]), fmt(s.p_draft_tokens[j]), fmt(s.accept_probs[j])]
         .concat(blockRun ? [fmt(s.stop_probs[j]), fmt(s.uniforms[j]), fate]
@@ -370,15 +375,15 @@
     });
     const extra = s.k === 0
       ? "No drafts this step (its budget was 0: the last token before max_new_tokens, or no n-gram match): the target " +
-        "pass emitted " + visible(this.tok(s.emitted[0])) + " from its own p, as plain decoding would."
+        "pass emitted " + quoted(this.tok(s.emitted[0])) + " from its own p, as plain decoding would."
       : s.bonus_token !== null
       ? (s.k === 1 ? "The draft was accepted" : "All " + s.k + " drafts accepted") + ": bonus token " +
-        visible(this.tok(s.bonus_token)) + " drawn from the target's next distribution p."
+        quoted(this.tok(s.bonus_token)) + " drawn from the target's next distribution p."
       : blockRun
       ? "Block verification kept " + s.n_accepted + " draft" + (s.n_accepted === 1 ? "" : "s") + ": token " +
-        visible(this.tok(s.resampled_token)) + " drawn from that prefix's residual norm(max(0, w\u00b7p \u2212 q)), w = " +
+        quoted(this.tok(s.resampled_token)) + " drawn from that prefix's residual norm(max(0, w\u00b7p \u2212 q)), w = " +
         (s.n_accepted ? fmt(s.block_weights[s.n_accepted - 1]) : "1") + "."
-      : "Rejected at position " + (s.n_accepted + 1) + ": token " + visible(this.tok(s.resampled_token)) +
+      : "Rejected at position " + (s.n_accepted + 1) + ": token " + quoted(this.tok(s.resampled_token)) +
         " resampled from norm(max(0, p \u2212 q)).";
     detail.appendChild(el("p", { class: "sv-extra" }, extra));
     if (s.k > 0 && Array.isArray(s.stop_probs) && this.run.mode === "sampled") this.renderBlockTable(s, blockRun);
@@ -394,7 +399,8 @@
     const other = blockRun ? "token rule" : "block verification";
     detail.appendChild(el("p", { class: "sv-extra sv-block-note" }, "The same drafts under both rules. With this step's draws the token rule keeps " +
       kept.token + " and block verification keeps " + kept.block + " of " + s.k + " (this run used the " +
-      (blockRun ? "block" : "token") + " rule; the " + other + "'s count is what it would have kept with the same draws)."));
+      (blockRun ? "block" : "token") + " rule; the " + other + "'s count is what it would have kept with the same draws)." +
+      blockNotice(s, kept)));
     const table = el("table", { class: "sv-table sv-block-table" });
     const head = el("tr");
     ["prefix i", "w_i = min(1, w_{i\u22121} p/q)", "token rule: \u220f min(1, p/q)", "block: h_i", "draw"].forEach(function (h) { head.appendChild(el("th", {}, h)); });
@@ -449,14 +455,48 @@
     const wrap = el("div", { class: "sv-mask-scroll" });  // wider than a phone: it scrolls, the page does not
     detail.replaceChild(wrap, table);
     wrap.appendChild(table);
-    detail.appendChild(el("p", { class: "sv-extra" }, s.k === 0 ? this.noNodesText(s) : rejection ? this.rejectionText(s) : this.matchText(s)));
+    detail.appendChild(el("p", { class: "sv-extra" }, s.k === 0 ? this.noNodesText(s)
+      : (rejection ? this.rejectionText(s) : this.matchText(s)) + branchNotice(s)));
     this.renderTreeCharts(s, depths, first);
   };
+
+  // What to notice on a block step where the two rules part. Block verification keeps more in expectation over the
+  // drafts, not on every step: after a low first ratio its weights w_i are small, and where p ≈ q after it the
+  // residual mass m_i is near 0, so h_i is near 0 below k: the block is kept whole (h_k = w_k) or hardly at all.
+  function blockNotice(s, kept) {
+    if (kept.block === kept.token) return "";
+    const h = s.stop_probs.map(function (x) { return fmt(x); }).join(", ");
+    if (kept.block > kept.token)
+      return " What to notice: block verification kept more. The token rule stopped at a draft whose ratio p/q was " +
+        "below 1; the block rule weighed the prefix as a whole, and the drafts after it, which the target likes more " +
+        "than the draft does, paid for it (w carries that surplus forward). h = " + h + ".";
+    return " What to notice: block verification kept fewer. It is ahead in expectation over the drafts, not on every " +
+      "step: here h = " + h + ". A low ratio early makes the weights w small; where p and q are close after it, the " +
+      "residual mass m_i is near 0, so h_i is near 0 for the shorter prefixes and the block is kept whole (with " +
+      "probability h_k = w_k) or hardly at all.";
+  }
+
+  // A token tree's path through a child that is not its parent's first: where a chain of the draft's first choices
+  // would have stopped and the tree went on (what a tree is for)
+  function branchNotice(s) {
+    const depth = s.path.findIndex(function (j) {
+      const siblings = s.parents.map(function (a, i) { return a === s.parents[j] ? i : -1; }).filter(function (i) { return i >= 0; });
+      return siblings.indexOf(j) > 0;
+    });
+    if (depth < 0) return "";
+    const j = s.path[depth];
+    const siblings = s.parents.filter(function (a) { return a === s.parents[j]; }).length;
+    const rank = s.parents.slice(0, j).filter(function (a) { return a === s.parents[j]; }).length + 1;
+    return " What to notice: at depth " + (depth + 1) + " the target's draw matched node " + (j + 1) + ", the draft's choice #" +
+      rank + " of " + siblings + " there, not its first. A chain of the draft's first choices would have stopped after " +
+      depth + " accepted token" + (depth === 1 ? "" : "s") + "; the tree kept going and this step wrote " + s.emitted.length +
+      " tokens for one target pass.";
+  }
 
   // A tree of 0 nodes: nothing drafted, the target's pass drew the step's token from its own p
   Visualizer.prototype.noNodesText = function (s) {
     return "No nodes this step (its budget was 0: the last token before max_new_tokens, or a tree shape whose ranks " +
-      "all lie past the vocabulary): the target pass emitted " + visible(this.tok(s.emitted[0])) + " (r = " + fmt(s.uniforms[0]) +
+      "all lie past the vocabulary): the target pass emitted " + quoted(this.tok(s.emitted[0])) + " (r = " + fmt(s.uniforms[0]) +
       ") from its own p, as plain decoding would.";
   };
 
@@ -642,7 +682,7 @@
       const blockRun = this.run.trace.verify === "block";
       const fates = [["accepted", pal.accept], ["rejected", pal.reject], ["not evaluated", pal.unevaluated]];
       // under block verification the bars are the token rule's numbers, for comparison: kept or not is the block's
-      const fateName = blockRun ? { accepted: "kept", rejected: "not kept", "not evaluated": "not kept, later" } : {};
+      const fateName = blockRun ? { "not evaluated": "rejected (decided with the block)" } : {};
       const bars = fates.filter(function (f) { return s.fates.indexOf(f[0]) >= 0; }).map(function (f) {
         return { type: "bar", name: "min(1, p/q): " + (fateName[f[0]] || f[0]), x: pos, marker: { color: f[1] },
                  y: s.accept_probs.map(function (a, i) { return s.fates[i] === f[0] ? a : null; }) };

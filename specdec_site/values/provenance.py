@@ -109,7 +109,7 @@ def _data_commit(a) -> str:
 
 def _bibtex(a) -> str:
     """The site's BibTeX entry, from CITATION.cff (title, authors, version, date) and the git commit(s) the data was
-    built at. Two fields are known only when the site is built, and the hook fills them (specdec_hook.BUILD_FIELDS):
+    built at. Two fields are known only when the site is built, and the hook fills them (docs/hooks/specdec_files.py, build_fields):
     the one commit of the pages' text (@DOCS_COMMIT@) and the URL the site is served at, when one is set
     (@SITE_URL@), with the versioned URL of its source at that commit (@SOURCE_URL@); a line whose field has no value
     is left out."""

@@ -1,0 +1,181 @@
+"""What each marker renders: one renderer per kind, the dispatch that is loud on an unknown kind, and their HTML.
+
+Here because a marker's HTML (a figure's <div> and its data <template>, a value, a table, a link to an artifact, the
+visualizer, a Playground panel or its data, Home's strip) is apart from how the parser finds the marker
+(specdec_markers.py) and from where its data comes from (specdec_files.py). The hook's RENDERERS names the renderer
+of each kind, one line a kind; render_marker dispatches to it.
+
+Loaded by docs/hooks/specdec_hook.py (load_sibling), which sets `hook`: the files (load_checked, data_folder), the page
+being rendered (_page, where) and the dispatch table (RENDERERS) are read through it, when used, so that a test's
+replacement of hook.load_checked is the one a renderer calls.
+"""
+
+from __future__ import annotations
+
+import difflib
+import html
+import json
+import re
+from typing import Any
+
+from mkdocs.exceptions import PluginError
+from mkdocs.utils import get_relative_url
+
+from specdec_site import contract
+
+__all__ = ["FIGURE_NAME", "PLAYGROUND_PANELS", "lookup_value", "table_cell", "page_text", "script_json", "figure_id",
+           "render_marker", "render_figure", "render_value", "render_table", "render_data_link", "render_visualizer",
+           "widget_script", "render_playground", "render_strip"]
+
+hook: Any = None  # the hook module's names, read when used (specdec_hook.load_sibling sets it)
+
+FIGURE_NAME = re.compile(r"[a-z0-9_]+")
+PLAYGROUND_PANELS = ("rule", "block", "speedup", "race")
+
+
+# ---------------------------------------------------------------- values and HTML
+
+
+def lookup_value(name: str, marker: str):
+    values = hook.load_checked("values")["values"]
+    if name not in values:
+        near = difflib.get_close_matches(name, values, n=3)  # the nearest known names: most unknowns are typos
+        hint = ": did you mean " + " or ".join(f"[[val:{n}]]" for n in near) + "?" if near else ""
+        raise PluginError(f"{hook.where(marker)}: unknown value marker [[val:{name}]]{hint} (`python -m specdec_site.values` "
+                          "lists every value)")
+    value = values[name]
+    return hook.fill_build_fields(value) if isinstance(value, str) and "@" in value else value
+
+
+def table_cell(cell) -> str:
+    """A [[table:...]] cell as HTML: its text escaped; a cell written `like this` (in backticks) is code."""
+    text = str(cell)
+    if len(text) > 2 and text.startswith("`") and text.endswith("`") and "`" not in text[1:-1]:
+        return f"<code>{page_text(text[1:-1])}</code>"
+    return page_text(text)
+
+
+def page_text(text: str) -> str:
+    """Text as HTML: escaped, and its square brackets as character references, so that the page shows "[[" where
+    the hook put it and MarkerPlacement finds only the "[[" that no marker rendered."""
+    return html.escape(text).replace("[", "&#91;")
+
+
+def script_json(data) -> str:
+    """JSON safe as the text of a <template>: no '<' or '&' can open a tag, a comment or a character reference.
+
+    Data rides in a <template>, not a <script type="application/json">: Material's instant navigation re-creates
+    every inline <script> of the new page with its text and none of its attributes, so a JSON script was run as
+    JavaScript (a syntax error) and lost the class its reader looks for. A template's content is inert, and the
+    navigation leaves it alone. `data-search-exclude` keeps it out of the search index (Material's), which reads a
+    template's text as page text."""
+    return json.dumps(data, separators=(",", ":")).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def figure_id(name: str) -> str:
+    """fig-NAME, or fig-NAME-2, -3 ... for the second and later copies of one figure on a page."""
+    n = hook._page["ids"][name] = hook._page["ids"].get(name, 0) + 1
+    return f"fig-{name}" if n == 1 else f"fig-{name}-{n}"
+
+
+# ---------------------------------------------------------------- the dispatch and one renderer per kind
+
+
+def render_marker(marker: str) -> str:
+    """The HTML of one marker's body (what stood between [[ and ]]): one renderer per kind (the hook's RENDERERS), loud on any
+    other."""
+    text = f"[[{marker}]]"
+    if marker.startswith("!"):
+        return page_text(f"[[{marker[1:]}]]")
+    kind, _, name = marker.partition(":")
+    renderer = hook.RENDERERS.get(kind)
+    if renderer is None or (name == "") != (kind in hook.WHOLE_MARKERS):
+        known = ", ".join(f"[[{k}]]" if k in hook.WHOLE_MARKERS else f"[[{k}:NAME]]" for k in hook.RENDERERS)
+        raise PluginError(f"{hook.where(text)}: unknown marker {text} (expected one of {known}; [[!...]] for the literal text)")
+    return renderer(name, text, marker)
+
+
+def render_figure(name: str, text: str, marker: str) -> str:
+    if not FIGURE_NAME.fullmatch(name) or name in contract.SPECIAL:
+        raise PluginError(f"{hook.where(text)}: [[fig:{name}]] names no figure (a figure's name is lowercase letters, "
+                          f"digits and _, the stem of a docs/figures/*.json figure file)")
+    try:
+        fig = hook.load_checked(name)
+    except PluginError as err:
+        raise PluginError(f"{hook.where(text)}: {err}") from err
+    hook._page["used"].add("fig")
+    div = html.escape(figure_id(name))
+    return (f'<div class="specdec-figure" id="{div}" role="img" aria-label="{html.escape(fig["title"])}" '
+            f'data-specdec-marker="{html.escape(marker)}"></div>\n'
+            f'<template class="specdec-figure-data" data-for="{div}" data-search-exclude>{script_json(fig["figure"])}</template>')
+
+
+def render_value(name: str, text: str, marker: str) -> str:
+    return page_text(str(lookup_value(name, text)))
+
+
+def render_table(name: str, text: str, marker: str) -> str:
+    tables = hook.load_checked("tables")["tables"]
+    if name not in tables:
+        raise PluginError(f"{hook.where(text)}: [[table:{name}]]: tables.json has no table {name!r} (it has "
+                          f"{', '.join(sorted(tables))}); {hook.FIX}")
+    hook._page["used"].add("table")
+    table = tables[name]
+    head = "".join(f"<th>{page_text(c)}</th>" for c in table["columns"])
+    body = "".join("<tr>" + "".join(f"<td>{table_cell(c)}</td>" for c in row) + "</tr>" for row in table["rows"])
+    # In Material's own wrappers (its script wraps only the tables Markdown makes), so that a phone scrolls it
+    # sideways; no class on the <table>, which Material's table style requires.
+    return (f'<div class="md-typeset__scrollwrap"><div class="md-typeset__table">'
+            f'<table id="table-{html.escape(name)}" data-specdec-marker="{html.escape(marker)}">'
+            f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div></div>")
+
+
+def render_data_link(name: str, text: str, marker: str) -> str:
+    folder = hook.data_folder()
+    if not FIGURE_NAME.fullmatch(name.replace(".", "_").replace("-", "_")) or not (hook.DOCS / folder / name).is_file():
+        raise PluginError(f"{hook.where(text)}: [[data:{name}]]: docs/{folder}/{name} is not a file of the artifact folder "
+                          "the figures were built from")
+    href = get_relative_url(f"{folder}/{name}", hook._page["url"])
+    return f'<a href="{html.escape(href)}"><code>{page_text(f"docs/{folder}/{name}")}</code></a>'
+
+
+def render_visualizer(name: str, text: str, marker: str) -> str:
+    if "visualizer" in hook._page["used"]:
+        raise PluginError(f"{hook.where(text)}: a second [[visualizer]] on one page (it is one widget with fixed ids)")
+    hook._page["used"].add("visualizer")
+    data = hook.load_checked("visualizer")
+    payload = {"runs": data["runs"], "palette": data["palette"], "layout": data["layout"]}  # the charts' margins, height
+    # the widget's script and its trace-file checks load on this page alone (specdec.js: loadWidgets, withTraceFile)
+    checks = html.escape(get_relative_url("assets/tracefile.js", hook._page["url"]))
+    return ('<div id="specdec-visualizer" class="specdec-visualizer" data-specdec-marker="visualizer"></div>\n'
+            f'{widget_script("assets/visualizer.js")}<div hidden data-specdec-tracefile="{checks}"></div>\n'
+            f'<template id="specdec-visualizer-data" data-search-exclude>{script_json(payload)}</template>')
+
+
+def widget_script(path: str) -> str:
+    """The mark that makes specdec.js load a widget's script (a file under docs/assets/) on this page: a widget's
+    script is loaded by the pages that show the widget, not by every page (mkdocs.yml's extra_javascript)."""
+    return f'<div hidden data-specdec-script="{html.escape(get_relative_url(path, hook._page["url"]))}"></div>\n'
+
+
+def render_playground(name: str, text: str, marker: str) -> str:
+    if name not in (*PLAYGROUND_PANELS, "data"):
+        raise PluginError(f"{hook.where(text)}: unknown marker {text} (a Playground marker is "
+                          f"[[playground:{'|'.join(PLAYGROUND_PANELS + ('data',))}]])")
+    hook._page["used"].add("playground")
+    if name in PLAYGROUND_PANELS:
+        return f'<div id="pg-{name}-panel" class="pg-panel" data-specdec-marker="{html.escape(marker)}"></div>'
+    data = hook.load_checked("playground")
+    payload = {key: data[key] for key in ("rule", "block", "speedup", "race", "palette")}
+    return (widget_script("assets/playground.js") + f'<template id="specdec-playground-data" data-search-exclude '
+            f'data-specdec-marker="{html.escape(marker)}">{script_json(payload)}</template>')
+
+
+def render_strip(name: str, text: str, marker: str) -> str:
+    """Home's strip of a recorded run, played step by step (specdec.js); no Plotly."""
+    if "strip" in hook._page["used"]:
+        raise PluginError(f"{hook.where(text)}: a second [[strip]] on one page (it is one widget with fixed ids)")
+    hook._page["used"].add("strip")
+    data = hook.load_checked("strip")
+    return ('<div id="specdec-strip" class="specdec-strip" data-specdec-marker="strip"></div>\n'
+            f'<template id="specdec-strip-data" data-search-exclude>{script_json({"run": data["run"], "palette": data["palette"]})}</template>')
