@@ -138,10 +138,15 @@ TYPED_CLAIMS = [r"\b" + phrase.replace(" ", r"\s+") + r"\b" for phrase in (
     "one to a few percent", "run run")]
 
 
+def phrases_in(page: Path, patterns: list[str]) -> list[str]:
+    """The phrases of a page's own text (its markers taken out) that match any of the patterns."""
+    text = re.sub(r"\[\[(?:val|fig|table):[a-z0-9_.-]+\]\]", "VALUE", page.read_text())
+    return [m.group(0) for pattern in patterns for m in re.finditer(pattern, text, re.I)]
+
+
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
 def test_no_page_types_a_result_claim_of_its_own(page):
-    text = re.sub(r"\[\[val:[a-z0-9_]+\]\]", "VALUE", page.read_text())
-    found = [m.group(0) for pattern in TYPED_CLAIMS for m in re.finditer(pattern, text, re.I)]
+    found = phrases_in(page, TYPED_CLAIMS)
     assert not found, f"{page.name} states a result in its own words (use a value computed from the artifacts): {found}"
 
 
@@ -172,8 +177,7 @@ READER_PAGES = [p for p in PAGES if p.name not in ("reproduce.md", "source.md")]
 
 @pytest.mark.parametrize("page", READER_PAGES, ids=lambda p: p.name)
 def test_no_reader_page_carries_tracker_words(page):
-    text = re.sub(r"\[\[(?:val|fig|table):[a-z0-9_.-]+\]\]", "VALUE", page.read_text())
-    found = [m.group(0) for pattern in TRACKER_WORDS for m in re.finditer(pattern, text, re.I)]
+    found = phrases_in(page, TRACKER_WORDS)
     assert not found, f"{page.name} uses the project's own words: {found}"
 
 
