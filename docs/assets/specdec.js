@@ -312,10 +312,38 @@
     });
   }
 
+  // A block that scrolls sideways is reached by keyboard too (WCAG 2.1.1; axe's scrollable-region-focusable): the
+  // BibTeX entry (a code span laid out as a block), and, where the screen is too narrow for them, a wide table or
+  // equation. Material's code blocks focus themselves. Checked again when the window's width changes.
+  function focusableScrollers() {
+    document.querySelectorAll(".bibtex code").forEach(function (code) {
+      code.setAttribute("tabindex", "0");
+      code.setAttribute("aria-label", "BibTeX entry");
+    });
+    document.querySelectorAll(".md-typeset__scrollwrap, .katex-display").forEach(function (box) {
+      const scrolls = box.scrollWidth > box.clientWidth + 1;
+      const focusable = box.querySelector("a, button, input, select, textarea, [tabindex]");
+      if (scrolls && !focusable) {
+        box.setAttribute("tabindex", "0");
+        box.setAttribute("role", "region");
+        box.setAttribute("aria-label", box.classList.contains("katex-display") ? "equation (scrolls sideways)"
+          : "table (scrolls sideways)");
+      } else if (!scrolls && box.getAttribute("role") === "region") {
+        ["tabindex", "role", "aria-label"].forEach(function (a) { box.removeAttribute(a); });
+      }
+    });
+  }
+  let scrollersTimer = null;
+  window.addEventListener("resize", function () {
+    clearTimeout(scrollersTimer);
+    scrollersTimer = setTimeout(focusableScrollers, 200);
+  });
+
   function init() {
     loadWidgets();
+    focusableScrollers();
     renderStrip();
-    withKatex(renderMath);
+    withKatex(function () { renderMath(); focusableScrollers(); });
     withPlotly(renderFigures);
   }
 

@@ -156,8 +156,9 @@
     const modeSel = el("select", { "aria-label": "Sampling mode", id: "sv-mode" });
     ["greedy", "sampled"].filter(function (m) { return self.runs.some(function (r) { return r.mode === m; }); })
       .forEach(function (m) { modeSel.appendChild(el("option", { value: m }, m)); });
-    const prev = el("button", { type: "button", class: "md-button", id: "sv-prev", "aria-label": "Previous step" }, "\u25c0 prev");
-    const next = el("button", { type: "button", class: "md-button", id: "sv-next", "aria-label": "Next step" }, "next \u25b6");
+    // named by their visible text (an aria-label that differs from it, "Previous step" on "◀ prev", fails WCAG 2.5.3)
+    const prev = el("button", { type: "button", class: "md-button", id: "sv-prev", title: "Previous step" }, "\u25c0 prev step");
+    const next = el("button", { type: "button", class: "md-button", id: "sv-next", title: "Next step" }, "next step \u25b6");
     const slider = el("input", { type: "range", min: "0", value: "0", id: "sv-slider", "aria-label": "Step" });
     const label = el("span", { class: "sv-step-label", "aria-live": "polite" });
     const nav = el("div", { class: "sv-nav" });

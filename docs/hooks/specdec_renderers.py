@@ -105,7 +105,9 @@ def render_figure(name: str, text: str, marker: str) -> str:
         raise PluginError(f"{hook.where(text)}: {err}") from err
     hook._page["used"].add("fig")
     div = html.escape(figure_id(name))
-    return (f'<div class="specdec-figure" id="{div}" role="img" aria-label="{html.escape(fig["title"])}" '
+    # role="figure", not "img": an img may hold no control, and Plotly's toolbar buttons are inside (axe's
+    # nested-interactive); the label is the figure's title, which says what to notice
+    return (f'<div class="specdec-figure" id="{div}" role="figure" aria-label="{html.escape(fig["title"])}" '
             f'data-specdec-marker="{html.escape(marker)}"></div>\n'
             f'<template class="specdec-figure-data" data-for="{div}" data-search-exclude>{script_json(fig["figure"])}</template>')
 
