@@ -454,11 +454,21 @@ def _tree_bars(a, what: str, title: str, x: str) -> go.Figure:
     return fig
 
 
+# A median's "95% interval" is a percentile bootstrap over the prompts (summary.median_ci). Over few prompts it is not
+# one: with n <= 5 its ends are the smallest and the largest value (a resample's median is the smallest with
+# probability over 2.5%: 5.1% at n = 4), the range, which covers the median 87.5% of the time at n = 4. Below
+# FEW_PROMPTS a figure and a page (values.common.ci) name the interval for what it is, in the same words.
+FEW_PROMPTS = 10
+
+
+def interval_name(n: int) -> str:
+    """What a median's interval over n prompts is: "95% interval", "range (n = 4)" or "bootstrap interval (n = 7)"."""
+    return "95% interval" if n >= FEW_PROMPTS else f"range (n = {n})" if n <= 5 else f"bootstrap interval (n = {n})"
+
+
 def interval_label(entries) -> str:
-    """What the error bars of medians over prompts are: "95% interval", or over at most 5 prompts "range of 4" (a
-    percentile bootstrap of the median over so few values has the smallest and the largest as its ends)."""
-    n = min(e.get("prompts", 10) for e in entries)
-    return "95% interval" if n >= 10 else f"range of {n} prompts" if n <= 5 else f"bootstrap interval, {n} prompts"
+    """What the error bars of medians over several summaries are: the interval of the fewest prompts among them."""
+    return interval_name(min(e.get("prompts", FEW_PROMPTS) for e in entries))
 
 
 def _tree_entries(a, what: str) -> list[dict]:

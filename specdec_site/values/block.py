@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from ..config import FULL
 from ..public_prompts import LABELS
-from .common import NotRun, ci, ci_named, fmt, fmt_p, listed
+from .common import NotRun, ci, fmt, fmt_p, listed
 
 CORE_T = 0.7  # the sampled mode's temperature, where the block stage runs the core set: each rule's own median too
 
@@ -98,7 +98,7 @@ def _block_measured_intervals(a) -> str:
             said.append(f"in {what}, every one of the {len(pairs)} intervals holds 1")
         else:
             said.append(f"in {what}, {len(pairs) - len(out)} of the {len(pairs)} intervals hold 1, but not "
-                        + listed([f"{LABELS.get(d, d)} at T = {T:g} ({fmt(e['median'], 3)}, {ci_named(e, 3)})"
+                        + listed([f"{LABELS.get(d, d)} at T = {T:g} ({fmt(e['median'], 3)}, {ci(e, 3, named=True)})"
                                   for T, d, e in out]))
     return "; ".join(said)
 

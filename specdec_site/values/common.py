@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .. import public_prompts
+from ..figures import FEW_PROMPTS, interval_name
 
 # The set the pages work their examples on (the time breakdown, the histogram's k, the theory's worked row): some
 # rows exist for it alone (sweep.HEADLINE_ONLY).
@@ -42,30 +43,12 @@ def fmt_p(p, digits: int = 2) -> str:
     return "< 1e-300" if p == 0 else f"{p:.{digits}g}"
 
 
-# A median's "95% interval" is a percentile bootstrap over the prompts (summary.median_ci). Over few prompts it is not
-# one: with n <= 5 its ends are the smallest and the largest value (a resample's median is the smallest with
-# probability over 2.5%: 5.1% at n = 4), the range, which covers the median 87.5% of the time at n = 4. Below
-# FEW_PROMPTS a page names the interval for what it is.
-FEW_PROMPTS = 10
-
-
-def interval_name(n: int) -> str:
-    """What a median's interval over n prompts is: "95% interval", "range (n = 4)" or "bootstrap interval (n = 7)"."""
-    return "95% interval" if n >= FEW_PROMPTS else f"range (n = {n})" if n <= 5 else f"bootstrap interval (n = {n})"
-
-
-def ci(entry, digits: int = 2) -> str:
-    """A summary entry's interval, "1.02–1.31" (its 95% interval); over fewer than FEW_PROMPTS prompts it says what it
-    is, "range (n = 4) 1.02–1.31", wherever a page quotes it."""
+def ci(entry, digits: int = 2, named: bool = False) -> str:
+    """A summary entry's interval, "1.02–1.31" (its 95% interval); over fewer than FEW_PROMPTS prompts, or with
+    named, it says what it is ("range (n = 4) 1.02–1.31", figures.interval_name), wherever a page quotes it."""
     low, high = entry["ci95"]
     n = entry.get("prompts", FEW_PROMPTS)
-    return (f"{interval_name(n)} " if n < FEW_PROMPTS else "") + f"{low:.{digits}f}–{high:.{digits}f}"
-
-
-def ci_named(entry, digits: int = 2) -> str:
-    """A summary entry's interval with its name: "95% interval 1.02–1.31" or "range (n = 4) 1.02–1.31"."""
-    low, high = entry["ci95"]
-    return f"{interval_name(entry.get('prompts', FEW_PROMPTS))} {low:.{digits}f}–{high:.{digits}f}"
+    return (f"{interval_name(n)} " if named or n < FEW_PROMPTS else "") + f"{low:.{digits}f}–{high:.{digits}f}"
 
 
 def listed(items: list[str]) -> str:
