@@ -77,6 +77,10 @@ def parse_args(argv, prog: str) -> argparse.Namespace:
                       help="a static token tree as rank paths, Medusa's medusa_choices: '0;1;0,0;0,1;0,0,0' is the "
                            "top two after the prefix, the top two after the first, and the top one after that")
     parser.add_argument("--tree-nodes", type=integer, metavar="N", help="with --tree: the dynamic tree's node budget")
+    parser.add_argument("--tree-sampled", action="store_true",
+                        help="with a static tree (--tree WxD or --tree-paths): each node's children drawn from the draft's "
+                             "q without replacement (SpecInfer), verified by recursive rejection sampling, instead of "
+                             "its most probable tokens verified by sample and match")
     parser.add_argument("--no-compare", action="store_true",
                         help="at temperature 0, skip the target-only run that checks greedy equality")
     add_model_options(parser)
@@ -163,6 +167,8 @@ def tree_problem(args) -> str | None:
     tree) and args.tree_depth."""
     args.tree_shape, args.tree_depth = None, None
     if args.tree is None and args.tree_paths is None:
+        if args.tree_sampled:
+            return "--tree-sampled needs a static tree: --tree WxD or --tree-paths PATHS"
         return "--tree-nodes needs --tree WxD (the dynamic tree's width and depth)" if args.tree_nodes is not None else None
     from specdec.drafters import MAX_TREE_NODES
     from specdec.tree import TreeShape
@@ -178,6 +184,8 @@ def tree_problem(args) -> str | None:
             return f"--tree {quoted(args.tree)}: width and depth must be in [1, {MAX_TREE_SIDE}]"
         full = sum(width ** d for d in range(1, depth + 1))  # the full tree's nodes
         if args.tree_nodes is not None:
+            if args.tree_sampled:
+                return "--tree-sampled needs a static tree; --tree-nodes makes a dynamic one (leave one out)"
             if not 1 <= args.tree_nodes <= MAX_TREE_NODES:
                 return f"--tree-nodes must be in [1, {MAX_TREE_NODES}], got {args.tree_nodes}"
         elif full > MAX_TREE_NODES:
@@ -186,7 +194,7 @@ def tree_problem(args) -> str | None:
         else:
             args.tree_shape = TreeShape.full(width, depth)
         args.tree_width, args.tree_depth = width, depth
-        return None
+        return sampled_shape_problem(args)
     if args.tree_nodes is not None:
         return "--tree-nodes goes with --tree WxD (a dynamic tree), not with --tree-paths"
     paths = []
@@ -203,6 +211,22 @@ def tree_problem(args) -> str | None:
     except ValueError as err:
         return f"--tree-paths: {err}"
     args.tree_depth = args.tree_shape.depth
+    return sampled_shape_problem(args)
+
+
+def sampled_shape_problem(args) -> str | None:
+    """With --tree-sampled, the shape must be one whose children can be draws (TreeDrafter's own check, made here on
+    a stand-in model so that it fails before the pair loads)."""
+    if not args.tree_sampled:
+        return None
+    import torch
+
+    from specdec import TreeDrafter
+
+    try:
+        TreeDrafter(torch.nn.Module(), args.tree_shape, sampled=True)
+    except ValueError as err:
+        return f"--tree-sampled: {err}"
     return None
 
 
@@ -211,7 +235,7 @@ def make_drafter(ctx, args):
     from specdec import HybridDrafter, NgramDrafter, TreeDrafter
 
     if args.tree_shape is not None:
-        return TreeDrafter(ctx.default_draft, args.tree_shape)
+        return TreeDrafter(ctx.default_draft, args.tree_shape, sampled=args.tree_sampled)
     if args.tree_depth is not None:
         return TreeDrafter(ctx.default_draft, width=args.tree_width, depth=args.tree_depth, nodes=args.tree_nodes)
     return {"model": lambda: None, "ngram": NgramDrafter, "hybrid": lambda: HybridDrafter(ctx.default_draft)}[args.drafter]()
@@ -257,7 +281,7 @@ def main(argv, prog: str) -> int:
                              drafter=drafter, compare_greedy=not args.no_compare, verify=args.verify)
         config = {"prompt": prompt, "domain": args.domain, "mode": mode, "sampling": sampling, "policy": args.policy,
                   "drafter": args.drafter, "k": k, "verify": args.verify, "tree": args.tree, "tree_paths": args.tree_paths,
-                  "tree_nodes": args.tree_nodes, "max_new_tokens": args.max_new_tokens,
+                  "tree_nodes": args.tree_nodes, "tree_sampled": args.tree_sampled, "max_new_tokens": args.max_new_tokens,
                   "target": args.target, "draft": args.draft, "device": ctx.device.type,
                   "dtype": str(ctx.dtype), "int8": ctx.int8, "packed": ctx.packed, "seed": args.seed}
         meta = metadata(ctx, "trace", config, with_models=True)

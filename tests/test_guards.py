@@ -180,8 +180,8 @@ def run_build(*args, capsys, monkeypatch):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--temperature", "inf"], "argument --temperature: expected a finite number in ASCII digits (such as 0.7), got 'inf'"),
-    (["--temperature", "nan"], "argument --temperature: expected a finite number in ASCII digits (such as 0.7), got 'nan'"),
+    (["--temperature", "inf"], "--temperature must be a finite number >= 0, got inf"),
+    (["--temperature", "nan"], "--temperature must be a finite number >= 0, got nan"),
     (["--seed", str(2**70)], "--seed must be in"),
     (["--seed", "-1"], "--seed must be in"),
     (["--k", "1000000"], "--k must be in [1, 64]"),
@@ -439,7 +439,7 @@ def committed_digests() -> dict:
     (["--target", "not an id!", "--out", "{tmp}"], "nor a well-formed hub id"),
     (["--stages", "", "--out", "{tmp}"], "has an empty name"),
     (["--stages", "traces,,exactness", "--out", "{tmp}"], "has an empty name"),
-    (["--k", "1e3", "--out", "{tmp}"], "argument --k: expected an integer in ASCII digits (such as 4), got '1e3'"),
+    (["--k", "1e3", "--out", "{tmp}"], "argument --k: invalid int value: '1e3'"),
     (["--temperature", "1e-39", "--out", "{tmp}"], "--temperature 1e-39 is too small to sample from"),
 ])
 def test_unusable_out_or_model_fails_in_seconds_with_one_line_touching_nothing(args, message, tmp_path, capsys,
@@ -654,7 +654,7 @@ TRACE_REFUSALS = [
     (["--prompt", "x", "--out", "{tmp}/t.json", "--tree-nodes", "4"], "--tree-nodes needs --tree WxD"),
     (["--prompt", "x", "--out", "{tmp}/t.json", "--tree", "4x6", "--tree-nodes", "300"], "--tree-nodes must be in"),
     (["--prompt", "x", "--out", "{tmp}/t.json", "--tree-paths", "0;0,1,2"], "lacks the parent of (0, 1, 2)"),
-    (["--prompt", "x", "--out", "{tmp}/t.json", "--tree-paths", "0;a"], "ranks in ASCII digits"),
+    (["--prompt", "x", "--out", "{tmp}/t.json", "--tree-paths", "0;a"], "ranks as integers"),
     (["--prompt", "x", "--out", "{tmp}/t.json", "--tree", "2x2", "--tree-paths", "0"], "not allowed with argument"),
     # block verification (issue 46)
     (["--prompt", "x", "--out", "{tmp}/t.json", "--verify", "blocks"], "invalid choice: 'blocks'"),

@@ -1003,21 +1003,24 @@ def test_the_trace_command_writes_a_trace_the_visualizer_opens(site, browser, tm
     import jsonschema
 
     out, tree_out = tmp_path / "my-trace.json", tmp_path / "my-tree.json"
-    zero_out = tmp_path / "my-short-tree.json"
+    sampled_out, zero_out = tmp_path / "my-sampled-tree.json", tmp_path / "my-short-tree.json"
     target, draft = tiny_qwen_pair
     prompt = "def word_count(text: str) -> dict:"
     trace = ["trace", "--prompt", prompt, "--target", str(target), "--draft", str(draft)]
-    # `python -m specdec_site trace` three times, a chain and token trees of the same pair (--tree; one run short
-    # enough that its last steps have no room for a node), in one process (tests/entry.py: torch imported once)
+    # `python -m specdec_site trace` four times, a chain and token trees of the same pair (--tree: chosen children;
+    # --tree-sampled: drawn ones; a run short enough that its last steps have no room for a node), in one process
+    # (tests/entry.py: torch imported once)
     start = time.perf_counter()
     result = run_entries(ROOT / "specdec_site" / "__main__.py", [
         [*trace, "--max-new-tokens", "24", "--out", str(out)],
         [*trace, "--max-new-tokens", "12", "--tree", "2x2", "--out", str(tree_out)],
+        [*trace, "--max-new-tokens", "12", "--tree", "2x2", "--tree-sampled", "--temperature", "0.7",
+         "--out", str(sampled_out)],
         [*trace, "--max-new-tokens", "5", "--tree", "2x3", "--out", str(zero_out)]],
         cwd=ROOT, timeout=600, env={**os.environ, "HF_HUB_OFFLINE": "1"})
     seconds = time.perf_counter() - start
     assert result.returncode == 0, result.stderr[-3000:]
-    assert seconds < 150, f"the three trace commands took {seconds:.0f} s"
+    assert seconds < 180, f"the four trace commands took {seconds:.0f} s"
     doc = json.loads(out.read_text())
     schema = json.loads((ROOT / "docs" / "data" / "schema.json").read_text())
     jsonschema.validate(doc, {**schema, "$ref": "#/$defs/traces"})
@@ -1043,9 +1046,9 @@ def test_the_trace_command_writes_a_trace_the_visualizer_opens(site, browser, tm
     page.wait_for_selector(".sv-mask-grid")
     assert page.inner_text(".sv-step-label").startswith(f"step 1 / {len(tree_run['trace']['steps'])}: a tree of 6 nodes")
     assert page.locator(".sv-tree .sv-row").count() == 6
-    # every tree file the command writes opens: a run whose last steps had no room for a node (0-node steps),
-    # stepped through to its end
-    for path, check in ((zero_out, lambda s: s["k"] == 0),):
+    # every tree file the command writes opens: drawn children (recursive rejection sampling, strict JSON) and a
+    # run whose last steps had no room for a node (0-node steps), each stepped through to its end
+    for path, check in ((sampled_out, lambda s: s["tree_rule"] == "rejection"), (zero_out, lambda s: s["k"] == 0)):
         text = path.read_text()
         assert "NaN" not in text and "Infinity" not in text, path.name
         doc = json.loads(text)
