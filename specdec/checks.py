@@ -18,6 +18,15 @@ class ArgumentError(TypeError, ValueError):
     """A bad argument: of the wrong type or out of range (either `except` clause catches it)."""
 
 
+def shown(value, limit: int = 80) -> str:
+    """repr(value) cut to `limit` characters, for an error message: a huge argument is quoted, not repeated whole."""
+    try:
+        text = repr(value)
+    except ValueError:  # an int past Python's digit limit for str()
+        text = f"<{type(value).__name__} too large to show>"
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
 def as_int(value, rule: str) -> int:
     """`value` as a Python int, or an ArgumentError saying `rule` (e.g. "k must be >= 1") and what was given."""
     if isinstance(value, int) and not isinstance(value, bool):
@@ -26,7 +35,7 @@ def as_int(value, rule: str) -> int:
         return int(value)
     if type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0 and value.dtype.kind in "iu":
         return int(value)
-    raise ArgumentError(f"{rule}, got {type(value).__name__} {value!r}")
+    raise ArgumentError(f"{rule}, got {type(value).__name__} {shown(value)}")
 
 
 def as_real(value, rule: str) -> float:
@@ -38,14 +47,14 @@ def as_real(value, rule: str) -> float:
         return float(value)
     if type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0 and value.dtype.kind in "iuf":
         return float(value)
-    raise ArgumentError(f"{rule}, got {type(value).__name__} {value!r}")
+    raise ArgumentError(f"{rule}, got {type(value).__name__} {shown(value)}")
 
 
 def as_count(value, rule: str, low: int, high: int | None = None) -> int:
     """An integer in [low, high] (high None: no upper bound), or an ArgumentError saying `rule`."""
     n = as_int(value, rule)
     if n < low or (high is not None and n > high):
-        raise ArgumentError(f"{rule}, got {n}")
+        raise ArgumentError(f"{rule}, got {shown(n)}")
     return n
 
 

@@ -32,7 +32,7 @@ class StepRecord:
     draft_tokens: list[int]  # the k proposed ids
     q_draft_tokens: list[float]  # q(x) of each proposed token
     p_draft_tokens: list[float]  # p(x) of each proposed token
-    accept_probs: list[float]  # min(1, p(x)/q(x))
+    accept_probs: list[float | None]  # min(1, p(x)/q(x)) (a tree's: tree_rule says; None where never tested)
     uniforms: list[float]  # the draw r at each position
     accepted: list[bool]  # fate of each draft token (False after the first rejection too)
     n_accepted: int  # length of the accepted prefix
@@ -54,6 +54,11 @@ class StepRecord:
     # uniforms are one per draw of the rule, root to the emitted token (verify.verify_tree).
     parents: list[int] | None = None  # node i's parent index, -1 for a child of the prefix
     path: list[int] | None = None  # the accepted nodes, root to leaf
+    # which tree rule verified the step: "match" (sample and match, verify.verify_tree: children chosen) or
+    # "rejection" (recursive rejection sampling, verify.verify_tree_sampled: children drawn from q). Under
+    # "rejection", accept_probs is null for a node the rule never tested, a node tested and not kept is "rejected",
+    # and the uniforms are one per node tested, in the order tested, then one for the step's own token.
+    tree_rule: str | None = None
     # A chain step's, under either rule (verify.block_terms, from the full p and q): block verification's weight w_i
     # (the running product of p/q capped at 1) and h_i, the probability of keeping prefix i when no longer one was
     # kept, i = 1..k. Under the block rule the uniforms are its eta_i (kept: eta_i < h_i, n_accepted the largest
@@ -71,20 +76,25 @@ class StepRecord:
     def to_dict(self) -> dict:
         record = asdict(self)
         if self.parents is None:  # a chain step reads as chain steps always have
-            del record["parents"], record["path"]
+            del record["parents"], record["path"], record["tree_rule"]
         else:
             del record["block_weights"], record["stop_probs"]
         return record
 
 
 def step_fates(k: int, n_accepted: int, bonus: bool, n_emitted: int, parents: list[int] | None = None,
-               path: list[int] | None = None) -> tuple[list[str], str | None]:
+               path: list[int] | None = None, tried: list[int] | None = None) -> tuple[list[str], str | None]:
     """Each drafted token's fate and the fate of the step's own extra token (None when an EOS among the accepted
     drafts cut the step before it). A chain: the accepted prefix, the first rejected draft, the drafts after it,
-    which the rule never looked at. A tree: the accepted path; the children of its last node, which the target's
-    draw there missed (rejected); every other node, not evaluated."""
+    which the rule never looked at. A tree under sample and match: the accepted path; the children of its last node,
+    which the target's draw there missed (rejected); every other node, not evaluated. A tree under recursive
+    rejection sampling (`tried`, the nodes it tested): the path; every other node tested, rejected; the rest, not
+    evaluated."""
     if parents is None:
         fates = [FATES[0] if j < n_accepted else FATES[1] if j == n_accepted else FATES[2] for j in range(k)]
+    elif tried is not None:
+        tested = set(tried)
+        fates = [FATES[0] if j in path else FATES[1] if j in tested else FATES[2] for j in range(k)]
     else:
         last = path[-1] if path else -1
         fates = [FATES[0] if j in path else FATES[1] if parents[j] == last else FATES[2] for j in range(k)]
@@ -165,7 +175,11 @@ def record_step(index, position, proposal, budget, p_target, result, emitted, n_
         weights, stop_probs, _ = block_terms(proposal.tokens, proposal.q_draft, p_target)
         weights, stop_probs = weights[1:], stop_probs[1:]
     fates, extra_fate = step_fates(k, result.n_accepted, result.bonus_token is not None, len(emitted),
-                                   proposal.parents, result.path)
+                                   proposal.parents, result.path, result.tried)
+    accept_probs = result.accept_probs.tolist()
+    if result.tried is not None:  # recursive rejection sampling: null (strict JSON) where the rule tested nothing
+        tested = set(result.tried)
+        accept_probs = [a if j in tested else None for j, a in enumerate(accept_probs)]
     return StepRecord(
         step=index,
         position=position,
@@ -173,7 +187,7 @@ def record_step(index, position, proposal, budget, p_target, result, emitted, n_
         draft_tokens=proposal.tokens.tolist(),
         q_draft_tokens=list(proposal.confidences) if tree else result.q_draft_tokens.tolist(),
         p_draft_tokens=result.p_draft_tokens.tolist(),
-        accept_probs=result.accept_probs.tolist(),
+        accept_probs=accept_probs,
         uniforms=result.uniforms.tolist(),
         accepted=verdicts,
         n_accepted=result.n_accepted,
@@ -191,6 +205,7 @@ def record_step(index, position, proposal, budget, p_target, result, emitted, n_
         extra_fate=extra_fate,
         parents=list(proposal.parents) if tree else None,
         path=list(result.path) if tree else None,
+        tree_rule=("rejection" if result.tried is not None else "match") if tree else None,
         block_weights=None if tree else weights.tolist(),
         stop_probs=None if tree else stop_probs.tolist(),
     )

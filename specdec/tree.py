@@ -21,12 +21,14 @@ which the tree mask, the target's cache compaction and the record all rely on.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import torch
 
 from .cache import CachedLM
-from .checks import as_count
+from .checks import ArgumentError, as_count, shown
 from .drafters import MAX_TREE_NODES as MAX_NODES
 from .drafters import Drafter, Proposal
 from .sampling import SamplingConfig, probs_from_logits, sample
@@ -40,27 +42,47 @@ class TreeShape:
     paths: tuple[tuple[int, ...], ...]
 
     def __post_init__(self):
-        paths = tuple(tuple(int(r) for r in p) for p in self.paths)
-        if not paths or len(paths) > MAX_NODES:
-            raise ValueError(f"a tree shape needs 1 to {MAX_NODES} paths, got {len(paths)}")
-        if any(len(p) == 0 or min(p) < 0 for p in paths) or len(set(paths)) != len(paths):
-            raise ValueError("each path of a tree shape is a non-empty tuple of ranks >= 0, each path once")
-        missing = [p for p in paths if len(p) > 1 and p[:-1] not in set(paths)]
+        # Counted before anything is built: a shape of a million paths (or one path a million deep) is refused
+        # at once, not after it has filled memory.
+        if isinstance(self.paths, (str, bytes)) or not isinstance(self.paths, Iterable):
+            raise ArgumentError(f"a tree shape's paths must be a sequence of rank paths, got {type(self.paths).__name__}")
+        given = list(itertools.islice(self.paths, MAX_NODES + 1))
+        if not given or len(given) > MAX_NODES:
+            raise ArgumentError(f"a tree shape needs 1 to {MAX_NODES} paths, got "
+                                f"{len(given) if given else 0}{'+' if len(given) > MAX_NODES else ''}")
+        paths = []
+        for p in given:
+            if isinstance(p, (str, bytes)) or not isinstance(p, (tuple, list)):
+                raise ArgumentError(f"each path of a tree shape is a tuple of ranks, got {type(p).__name__} {shown(p)}")
+            if not 1 <= len(p) <= MAX_NODES:
+                raise ArgumentError(f"each path of a tree shape has 1 to {MAX_NODES} ranks, got {len(p)}")
+            paths.append(tuple(as_count(r, "each path of a tree shape is a tuple of integer ranks >= 0", 0) for r in p))
+        paths = tuple(paths)
+        if len(set(paths)) != len(paths):
+            raise ArgumentError("a tree shape lists each path once")
+        known = set(paths)
+        missing = [p for p in paths if len(p) > 1 and p[:-1] not in known]
         if missing:
-            raise ValueError(f"the tree shape lacks the parent of {missing[0]} (every prefix of a path is a path)")
+            raise ArgumentError(f"the tree shape lacks the parent of {shown(missing[0])} (every prefix of a path is a "
+                                "path)")
         # depth by depth, then by rank path: parents before children, siblings in rank order
         object.__setattr__(self, "paths", tuple(sorted(paths, key=lambda p: (len(p), p))))
 
     @classmethod
     def chain(cls, depth: int) -> TreeShape:
         """The chain of top-1 tokens: what greedy chain drafting proposes."""
+        depth = as_count(depth, f"a chain's depth must be an integer in [1, {MAX_NODES}]", 1, MAX_NODES)
         return cls(tuple((0,) * d for d in range(1, depth + 1)))
 
     @classmethod
     def full(cls, width: int, depth: int) -> TreeShape:
         """Every node has the top-`width` children, down to `depth`."""
-        import itertools
-
+        width = as_count(width, "a full tree's width must be an integer >= 1", 1)
+        depth = as_count(depth, "a full tree's depth must be an integer >= 1", 1)
+        nodes = full_tree_nodes(width, depth)
+        if nodes > MAX_NODES:
+            raise ArgumentError(f"TreeShape.full({width}, {depth}) has {'over ' if nodes > 10 ** 12 else ''}"
+                                f"{min(nodes, 10 ** 12):,} nodes, over the {MAX_NODES} a tree may have")
         return cls(tuple(p for d in range(1, depth + 1) for p in itertools.product(range(width), repeat=d)))
 
     @property
@@ -71,6 +93,22 @@ class TreeShape:
     def parents(self) -> list[int]:
         index = {p: i for i, p in enumerate(self.paths)}
         return [index[p[:-1]] if len(p) > 1 else -1 for p in self.paths]
+
+
+def full_tree_nodes(width: int, depth: int) -> int:
+    """width + width^2 + ... + width^depth, counted only until it passes MAX_NODES (then any larger number)."""
+    total, level = 0, 1
+    for _ in range(depth):
+        level *= width
+        total += level
+        if total > MAX_NODES:
+            return total
+    return total
+
+
+# A dynamic tree drafts `width` children of each of `width` frontier nodes per depth: width + (depth - 1) width^2
+# candidates a step, of which `nodes` are kept. Past this many the step's Python bookkeeping alone takes seconds.
+MAX_CANDIDATES = 1 << 16
 
 
 class TreeDrafter(Drafter):
@@ -91,9 +129,14 @@ class TreeDrafter(Drafter):
         if shape is not None and not isinstance(shape, TreeShape):
             raise TypeError(f"shape must be a TreeShape, got {type(shape).__name__}")
         if width is not None:
-            width = as_count(width, "width must be an integer >= 1", 1)
-            depth = as_count(depth, "depth must be an integer >= 1", 1)
+            width = as_count(width, f"width must be an integer in [1, {MAX_NODES}]", 1, MAX_NODES)
+            depth = as_count(depth, f"depth must be an integer in [1, {MAX_NODES}]", 1, MAX_NODES)
             nodes = as_count(nodes, f"nodes must be an integer in [1, {MAX_NODES}]", 1, MAX_NODES)
+            candidates = width + (depth - 1) * width * width
+            if candidates > MAX_CANDIDATES:
+                raise ArgumentError(f"a dynamic tree of width {width} and depth {depth} drafts {candidates:,} candidate "
+                                    f"nodes a step, over the {MAX_CANDIDATES:,} this drafter takes: a smaller width "
+                                    "or depth")
         if sampled is not True and sampled is not False:
             raise TypeError(f"sampled must be True or False, got {sampled!r}")
         if sampled and shape is None:

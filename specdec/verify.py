@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import torch
 
+from .checks import ArgumentError, check_generator
 from .sampling import sample
 
 
@@ -51,6 +52,121 @@ def residual_distribution(p_row: torch.Tensor, q_row: torch.Tensor) -> torch.Ten
     return torch.where(total > 0, residual / total.clamp_min(torch.finfo(p_row.dtype).tiny), p_row / p_row.sum())
 
 
+# ---------------------------------------------------------------- what every exported rule checks first
+# The decoder checks a drafter's proposal (drafters.check_proposal) and the target's logits before a rule runs; a
+# direct caller (the audit's users, a test, a notebook) gets the same protection here: a rule given a row that is not
+# a distribution, an id outside the vocabulary or a draw outside [0, 1) would otherwise return an impossible token
+# (id V, a token of probability 0) rather than fail. Each check is one host sync.
+
+
+def _describe(value) -> str:
+    if isinstance(value, torch.Tensor):
+        return f"a {value.dtype} tensor of shape {tuple(value.shape)}"
+    return type(value).__name__
+
+
+def check_distributions(probs, name: str, rows: int, vocab: int | None = None) -> None:
+    """probs (rows, V): floating point, every row finite, >= 0 and summing to 1 (within 1e-3, as
+    drafters.check_proposal allows float32 sums over a large vocabulary)."""
+    if not isinstance(probs, torch.Tensor) or not probs.is_floating_point() or probs.dim() != 2:
+        raise ArgumentError(f"{name} must be a 2-D floating-point tensor of probabilities, got {_describe(probs)}")
+    if probs.shape[0] != rows or probs.shape[1] == 0 or (vocab is not None and probs.shape[1] != vocab):
+        raise ArgumentError(f"shape mismatch: {name} has shape {tuple(probs.shape)}, expected "
+                            f"({rows}, {vocab if vocab else 'V'})")
+    if rows == 0:
+        return
+    sums = probs.sum(-1, dtype=torch.float64)  # NaN or +-inf anywhere in a row makes its sum non-finite
+    ok = torch.stack([torch.isfinite(sums).all(), torch.nan_to_num(probs.amin(), nan=0.0) >= 0,
+                      ((sums - 1).abs() <= 1e-3).all()]).tolist()
+    problems = ("NaN or infinite entries", "negative entries", "rows that do not sum to 1")
+    bad = [why for good, why in zip(ok, problems) if not good]
+    if bad:
+        raise ArgumentError(f"{name} has {' and '.join(bad)}: each row must be a probability distribution")
+
+
+def check_token_ids(tokens, name: str, vocab: int) -> None:
+    """tokens: a 1-D int64 tensor of ids in [0, V)."""
+    if not isinstance(tokens, torch.Tensor) or tokens.dtype != torch.int64 or tokens.dim() != 1:
+        raise ArgumentError(f"{name} must be a 1-D int64 tensor of token ids, got {_describe(tokens)}")
+    if tokens.numel() and not bool(((tokens >= 0) & (tokens < vocab)).all()):
+        raise ArgumentError(f"{name} has ids outside the vocabulary [0, {vocab})")
+
+
+def check_uniforms(uniforms, name: str = "uniforms", length: int | None = None, upper: float = 1.0) -> None:
+    """Replayed draws: a 1-D floating tensor (of `length` entries, if given), each in [0, upper]; upper < 1 is checked
+    where a draw picks a token (an inverse CDF at u >= 1 runs off the vocabulary)."""
+    if not isinstance(uniforms, torch.Tensor) or not uniforms.is_floating_point() or uniforms.dim() != 1:
+        raise ArgumentError(f"{name} must be a 1-D floating-point tensor of draws in [0, 1), got {_describe(uniforms)}")
+    if length is not None and uniforms.shape[0] != length:
+        raise ArgumentError(f"{name} has {uniforms.shape[0]} draws, expected {length} (one per draft position)")
+    if uniforms.numel() and not bool(((uniforms >= 0) & (uniforms <= upper)).all()):
+        raise ArgumentError(f"{name} must lie in [0, 1) (1 itself only rejects), got values outside it or NaN")
+
+
+def check_chain_inputs(draft_tokens, q_draft, p_target, generator, uniforms) -> None:
+    """verify_draft's and verify_block's arguments: shapes (k,), (k, V), (k + 1, V); ids in the vocabulary; q and p
+    distributions; q(x) > 0 for each draft x (the draft drew it); k draws in [0, 1] (1 rejects every draft)."""
+    check_generator(generator)
+    if not isinstance(draft_tokens, torch.Tensor) or draft_tokens.dim() != 1:
+        raise ArgumentError(f"draft_tokens must be a 1-D int64 tensor, got {_describe(draft_tokens)}")
+    k = draft_tokens.shape[0]
+    if not isinstance(p_target, torch.Tensor) or p_target.dim() != 2:
+        raise ArgumentError(f"p_target must be a (k + 1, V) tensor, got {_describe(p_target)}")
+    vocab = p_target.shape[1]
+    check_distributions(p_target, "p_target", k + 1, vocab)
+    check_distributions(q_draft, "q_draft", k, vocab)
+    check_token_ids(draft_tokens, "draft_tokens", vocab)
+    if k and not bool((q_draft[torch.arange(k, device=q_draft.device), draft_tokens] > 0).all()):
+        raise ArgumentError("q_draft gives a draft token probability 0: q must be the distribution each draft token "
+                            "was drawn from")
+    if uniforms is not None:
+        check_uniforms(uniforms, length=k)
+
+
+def check_tree_inputs(tokens, parents, p_target, generator, uniforms, q_draft=None) -> list[int]:
+    """verify_tree's and verify_tree_sampled's arguments: tokens (N,) ids in the vocabulary; parents a list of N ints,
+    each -1 or an earlier node; siblings' tokens distinct; p_target (N + 1, V) (and q_draft (N, V)) distributions,
+    q(x) > 0 for each node's token; draws in [0, 1]. Returns parents as a list of ints."""
+    check_generator(generator)
+    if not isinstance(tokens, torch.Tensor) or tokens.dim() != 1:
+        raise ArgumentError(f"tokens must be a 1-D int64 tensor, got {_describe(tokens)}")
+    n = tokens.shape[0]
+    if not isinstance(parents, (list, tuple)) or len(parents) != n:
+        raise ArgumentError(f"parents must be a list of {n} node indices (one per token), got {_describe(parents)}"
+                            + (f" of length {len(parents)}" if isinstance(parents, (list, tuple)) else ""))
+    if not all(isinstance(a, int) and not isinstance(a, bool) and -1 <= a < i for i, a in enumerate(parents)):
+        raise ArgumentError("parents must list, for each node, -1 (a child of the prefix) or the index of an earlier "
+                            "node (parents before children)")
+    if not isinstance(p_target, torch.Tensor) or p_target.dim() != 2:
+        raise ArgumentError(f"p_target must be an (N + 1, V) tensor, got {_describe(p_target)}")
+    vocab = p_target.shape[1]
+    check_distributions(p_target, "p_target", n + 1, vocab)
+    check_token_ids(tokens, "tokens", vocab)
+    ids = tokens.tolist()
+    if len(set(zip(parents, ids))) != n:
+        raise ArgumentError("two children of one node have the same token: the rule descends to THE child that "
+                            "matches a draw")
+    if q_draft is not None:
+        check_distributions(q_draft, "q_draft", n, vocab)
+        if n and not bool((q_draft[torch.arange(n, device=q_draft.device), tokens] > 0).all()):
+            raise ArgumentError("q_draft gives a node's token probability 0: each child was drawn from its row")
+    if uniforms is not None:
+        check_uniforms(uniforms)
+    return list(parents)
+
+
+def _replayed(uniforms: torch.Tensor, used: int, token_draw: bool) -> torch.Tensor:
+    """The rule's next replayed draw (a 1-element float64 tensor), or a clear error when the replay ran out or a draw
+    that picks a token is 1 (an inverse CDF at u = 1 runs off the vocabulary)."""
+    if used >= uniforms.shape[0]:
+        raise ArgumentError(f"uniforms has {uniforms.shape[0]} draws; the rule needed more (one per draw it makes, in "
+                            "order)")
+    u = uniforms[used].view(1).to(torch.float64)
+    if token_draw and bool(u >= 1):
+        raise ArgumentError(f"uniforms[{used}] draws a token and must be below 1, got {float(u)}")
+    return u
+
+
 @dataclass
 class VerifyResult:
     n_accepted: int  # how many draft tokens were accepted (0..k)
@@ -64,6 +180,7 @@ class VerifyResult:
     bonus_token: int | None  # token drawn from p_target[k] when all k were accepted
     residual: torch.Tensor | None  # (V,) norm(max(0, p - q)) at the rejected position
     path: list[int] | None = None  # a tree's: the accepted nodes, root to leaf (None for a chain)
+    tried: list[int] | None = None  # recursive rejection sampling's: the nodes it tested, in the order tested
     # block verification's (None for the token rule): the capped running product w_i, and the probability h_i of
     # keeping prefix i given no longer prefix was kept (block_terms)
     block_weights: torch.Tensor | None = None  # (k,) w_1..w_k
@@ -84,12 +201,9 @@ def verify_draft(
     is the target's distribution for the position of draft_tokens[i], p_target[k] the one after them.
     `uniforms` (k,) replaces the draws, to replay a recorded step or to enumerate both branches exactly.
     """
+    # 0. The arguments: shapes (k,), (k, V), (k + 1, V), distributions, ids, draws (check_chain_inputs).
+    check_chain_inputs(draft_tokens, q_draft, p_target, generator, uniforms)
     k = draft_tokens.shape[0]
-    if q_draft.shape[0] != k or p_target.shape[0] != k + 1 or q_draft.shape[1] != p_target.shape[1]:
-        raise ValueError(
-            f"shape mismatch: draft_tokens {tuple(draft_tokens.shape)}, q_draft {tuple(q_draft.shape)}, "
-            f"p_target {tuple(p_target.shape)}; expected (k,), (k, V), (k+1, V)"
-        )
     positions = torch.arange(k, device=draft_tokens.device)
     # 1. Look up p(x) and q(x) of every draft token x.
     p_x = p_target[positions, draft_tokens]
@@ -165,12 +279,9 @@ def verify_block(
     than verify_draft. Arguments as for verify_draft; `uniforms` (k,) are the draws eta_1..eta_k (replay), one per
     prefix, used by this step alone.
     """
+    # 0. The arguments: shapes (k,), (k, V), (k + 1, V), distributions, ids, draws (check_chain_inputs).
+    check_chain_inputs(draft_tokens, q_draft, p_target, generator, uniforms)
     k = draft_tokens.shape[0]
-    if q_draft.shape[0] != k or p_target.shape[0] != k + 1 or q_draft.shape[1] != p_target.shape[1]:
-        raise ValueError(
-            f"shape mismatch: draft_tokens {tuple(draft_tokens.shape)}, q_draft {tuple(q_draft.shape)}, "
-            f"p_target {tuple(p_target.shape)}; expected (k,), (k, V), (k+1, V)"
-        )
     positions = torch.arange(k, device=draft_tokens.device)
     # 1. Look up p(x) and q(x) of every draft token x.
     p_x = p_target[positions, draft_tokens]
@@ -225,12 +336,12 @@ def verify_tree(
 
     tokens (N,) int64, the nodes, parents before children, siblings' tokens distinct; parents[i] the index of node
     i's parent, -1 for a child of the prefix; p_target (N + 1, V): row 0 the target's p after the prefix, row 1 + i
-    its p after node i's root-to-node path. `uniforms` (at most depth + 1, float64) replaces the draws (replay).
+    its p after node i's root-to-node path. `uniforms` (float64, each in [0, 1): one per node the rule visits, at most
+    depth + 1) replaces the draws (replay).
     """
+    # 0. The arguments: ids, parents, distributions, draws (check_tree_inputs).
+    parents = check_tree_inputs(tokens, parents, p_target, generator, uniforms)
     n = tokens.shape[0]
-    if len(parents) != n or p_target.shape[0] != n + 1:
-        raise ValueError(f"shape mismatch: {n} nodes, {len(parents)} parents, p_target {tuple(p_target.shape)}; "
-                         f"expected N parents and (N + 1, V)")
     ids = tokens.tolist()
     # 1. The children of each node (-1: the prefix), as {token: node}.
     children: dict[int, dict[int, int]] = {}
@@ -245,7 +356,7 @@ def verify_tree(
         if uniforms is None:
             u = torch.rand(1, generator=generator, dtype=torch.float64, device=p_row.device)
         else:
-            u = uniforms[len(drawn)].view(1).to(torch.float64)
+            u = _replayed(uniforms, len(drawn), token_draw=True)
         drawn.append(u)
         y = int(torch.searchsorted(cdf, u * cdf[-1], right=True)[0])
         # 3. If y is one of the node's children, accept that child and go on from it.
@@ -302,18 +413,20 @@ def verify_tree_sampled(
 
     tokens (N,) and parents as for verify_tree, the siblings in the order they were drawn; q_draft (N, V): row i the
     draft's q at node i's parent (the distribution its siblings were drawn from, before any was removed); p_target
-    (N + 1, V) as for verify_tree. `uniforms` replaces the draws in the order the rule uses them (replay).
+    (N + 1, V) as for verify_tree. `uniforms` replaces the draws in the order the rule uses them (replay): one per
+    child tested, in [0, 1] (1 rejects), then one in [0, 1) for the step's own token. The result's `tried` lists the
+    children tested, in order.
     """
+    # 0. The arguments: ids, parents, both distributions, draws (check_tree_inputs).
+    parents = check_tree_inputs(tokens, parents, p_target, generator, uniforms, q_draft)
     n = tokens.shape[0]
-    if len(parents) != n or p_target.shape[0] != n + 1 or tuple(q_draft.shape) != (n, p_target.shape[1]):
-        raise ValueError(f"shape mismatch: {n} nodes, {len(parents)} parents, q_draft {tuple(q_draft.shape)}, "
-                         f"p_target {tuple(p_target.shape)}; expected N parents, (N, V) and (N + 1, V)")
     ids = tokens.tolist()
     drawn: list[torch.Tensor] = []
+    tested: list[int] = []  # the children the rule tested, in order (the record's "rejected" are the tested ones off the path)
 
-    def uniform() -> torch.Tensor:
+    def uniform(token_draw: bool = False) -> torch.Tensor:
         u = (torch.rand(1, generator=generator, dtype=torch.float64, device=p_target.device) if uniforms is None
-             else uniforms[len(drawn)].view(1).to(torch.float64))
+             else _replayed(uniforms, len(drawn), token_draw))
         drawn.append(u)
         return u
 
@@ -334,6 +447,7 @@ def verify_tree_sampled(
             # 2. Accept child c with probability min(1, p(x)/q(x)) under the current p and q.
             x = ids[c]
             accept_probs[c] = acceptance_probability(p_row[x], q_row[x])
+            tested.append(c)
             if bool(uniform() < accept_probs[c]):
                 accepted = c
                 break
@@ -349,13 +463,15 @@ def verify_tree_sampled(
         node = accepted
     # 4. The step's own token: from the last residual if every child of the last node was rejected, else (a leaf)
     #    from p there.
-    u = uniform()
+    u = uniform(token_draw=True)
     cdf = torch.cumsum(p_row, dim=0, dtype=torch.float64)
     y = int(torch.searchsorted(cdf, u * cdf[-1], right=True)[0])
     leaf = residual is None
     q_x = q_draft[torch.arange(n, device=tokens.device), tokens] if n else p_target.new_zeros(0)
-    # accept_probs: NaN for the children never tried
-    return tree_result(tokens, parents, p_target, path, y, leaf, drawn, accept_probs, q_x, residual)
+    # accept_probs: NaN for the children never tried (the record writes null there: trace.record_step)
+    result = tree_result(tokens, parents, p_target, path, y, leaf, drawn, accept_probs, q_x, residual)
+    result.tried = tested
+    return result
 
 
 RULES = ("token", "block")  # a chain's verification rules: Algorithm 1 (verify_draft), block verification (verify_block)

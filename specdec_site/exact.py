@@ -86,7 +86,7 @@ def first_token_distribution(p_target: torch.Tensor, q_draft: torch.Tensor):
     """
     k, V = q_draft.shape
     dist = torch.zeros(V, dtype=torch.float64)
-    rest = torch.zeros(k - 1, dtype=torch.int64)  # later draft tokens cannot change the first output
+    rest = q_draft[1:].argmax(-1)  # later draft tokens cannot change the first output (each one its q can draw)
     gen = torch.Generator().manual_seed(0)
     eps = 8 * torch.finfo(q_draft.dtype).eps  # "just" below or above, in the dtype verify_draft compares in
     for x in range(V):
@@ -265,7 +265,7 @@ def sampled_tree_first_token_distribution(p_root: torch.Tensor, q: torch.Tensor,
             return verify_tree_sampled(tokens, [-1] * n, q_draft, p_target, gen,
                                        uniforms=torch.tensor(draws + [0.5] * (n + 1 - len(draws)), dtype=torch.float64))
 
-        rejected = replay([2.0] * n)  # every child rejected: the acceptance probabilities in order, the residual
+        rejected = replay([1.0] * n)  # every child rejected (a draw of 1 rejects): the acceptance probabilities, the residual
         a = [float(x) for x in rejected.accept_probs]
         reach = 1.0  # the probability of rejecting every child before this one
         for j in range(n):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import json
 import os
@@ -19,13 +20,68 @@ def config_hash(config: dict) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def hash_paths(paths) -> str:
-    """sha256 over files, each its path relative to ROOT then its bytes, in sorted order: the one definition of a
-    code digest (freshness.py's per stage, and its global one over all of them)."""
+def hash_paths(paths, root: Path | None = None) -> str:
+    """sha256 over files, each its path relative to `root` (ROOT) then its code (code_tokens), in sorted order: the
+    one definition of a code digest (freshness.py's per stage, and its global one over all of them)."""
+    root = root or ROOT
     digest = hashlib.sha256()
     for path in sorted(set(paths)):
-        digest.update(str(path.relative_to(ROOT)).encode() + path.read_bytes())
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + code_tokens(path) + b"\0")
     return digest.hexdigest()
+
+
+def code_tokens(path: Path) -> bytes:
+    """What a file computes, without its prose: for Python (a .py file, a notebook's code cells), its tokens less
+    comments, blank lines, line breaks inside brackets and string statements (docstrings, and a string standing alone
+    as a statement), so that a docstring or comment edit reruns no stage while any code edit does; any other file,
+    its bytes. Text that is not valid Python is hashed as bytes (the stage then fails on it anyway)."""
+    if path.suffix == ".ipynb":
+        cells = json.loads(path.read_text())["cells"]
+        source = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+        # IPython's magics and shell lines are not Python: kept as text lines
+        magics = [line for line in source.splitlines() if line.lstrip().startswith(("%", "!"))]
+        source = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
+    elif path.suffix == ".py":
+        source, magics = path.read_text(), []
+    else:
+        return path.read_bytes()
+    tokens = _python_tokens(source)
+    return path.read_bytes() if tokens is None else "\n".join(magics + tokens).encode()
+
+
+@functools.lru_cache(maxsize=512)
+def _python_tokens(source: str) -> list[str] | None:
+    """code_tokens' part for a Python text, cached on the text (a build and the guards' tests digest the same
+    unchanged files many times); None where the text is not Python."""
+    import io
+    import tokenize
+
+    try:
+        prose = _string_statements(source)
+        out = []
+        skipping_newline = False
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type in (tokenize.COMMENT, tokenize.NL, tokenize.ENCODING):
+                continue
+            if tok.type == tokenize.STRING and any(start <= tok.start and tok.end <= end for start, end in prose):
+                skipping_newline = True  # a string statement: its NEWLINE goes with it
+                continue
+            if skipping_newline and tok.type == tokenize.NEWLINE:
+                skipping_newline = False
+                continue
+            skipping_newline = False
+            out.append(f"{tok.type}:{tok.string}")
+    except (SyntaxError, tokenize.TokenError, ValueError):
+        return None
+    return out
+
+
+def _string_statements(source: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """The (start, end) positions of every statement that is a string alone (a docstring, an attribute's note)."""
+    import ast
+
+    return [((node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)) for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)]
 
 
 DATA_CODE = ("specdec", "specdec_site", "scripts", "pyproject.toml")  # what `git.clean` looks at

@@ -286,44 +286,37 @@ def test_changed_code_makes_the_stages_that_run_it_stale(tmp_path, monkeypatch):
     assert "built by other code" in cli.staleness(stage, path, config)
 
 
-def _digests_after_editing(tmp_path, monkeypatch, edited: str) -> dict:
-    """{stage: digest changed?} after appending a comment to one file of a copy of the tree."""
+def _digests_after_editing(tmp_path, monkeypatch, edited: str, edit=None) -> dict:
+    """{stage: digest changed?} after an edit of one file of a copy of the tree: `edit(text) -> text`, by default a
+    line of code appended (a notebook: a code cell gains one). The digests are the build's own (meta.hash_paths)."""
     import shutil
 
     from specdec_site import freshness
+    from specdec_site.meta import hash_paths
     from specdec_site.stages import STAGES
 
     tree = tmp_path / "tree"
     for folder in ("specdec", "specdec_site", "scripts", "notebooks"):
         shutil.copytree(ROOT / folder, tree / folder, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(freshness, "ROOT", tree)
-    monkeypatch.setattr(freshness, "hash_paths", lambda paths: _hash_under(tree, paths))
+    monkeypatch.setattr(freshness, "hash_paths", lambda paths: hash_paths(paths, root=tree))
     monkeypatch.setattr("specdec_site.stages.STAGE_MODULES",
                         {name: f"specdec_site/{s.run.__module__.rsplit('.', 1)[-1]}.py" for name, s in STAGES.items()})
 
     def digests():
         freshness._specdec_exports.cache_clear()
-        return {name: _hash_under(tree, freshness.stage_files(name)) for name in STAGES}
+        return {name: hash_paths(freshness.stage_files(name), root=tree) for name in STAGES}
 
     before = digests()
-    if edited.endswith(".ipynb"):  # a code cell gains a comment
+    if edited.endswith(".ipynb"):  # a code cell gains a line of code
         nb = json.loads((tree / edited).read_text())
-        next(c for c in nb["cells"] if c["cell_type"] == "code")["source"].append("\n# an edit")
+        next(c for c in nb["cells"] if c["cell_type"] == "code")["source"].append("\n_an_edit = 1")
         (tree / edited).write_text(json.dumps(nb))
     else:
-        with open(tree / edited, "a") as f:
-            f.write("\n# an edit\n")
+        text = (tree / edited).read_text()
+        (tree / edited).write_text(edit(text) if edit else text + "\n_an_edit = 1\n")
     after = digests()
     return {name: before[name] != after[name] for name in STAGES}
-
-
-def _hash_under(tree: Path, paths) -> str:
-    import hashlib
-
-    digest = hashlib.sha256()
-    for path in sorted(paths):
-        digest.update(str(path.relative_to(tree)).encode() + path.read_bytes())
-    return digest.hexdigest()
 
 
 @pytest.mark.parametrize("edited,stale", [
@@ -346,6 +339,39 @@ def _hash_under(tree: Path, paths) -> str:
 def test_an_edit_reruns_exactly_the_stages_that_run_the_edited_file(tmp_path, monkeypatch, edited, stale):
     changed = _digests_after_editing(tmp_path, monkeypatch, edited)
     assert {name for name, yes in changed.items() if yes} == stale
+
+
+# Prose is not code: a docstring or a comment edited, added or removed reruns no stage (meta.code_tokens); the same
+# file's code edits, however small, rerun every stage that runs it.
+PROSE_EDITS = {
+    "module docstring reworded": lambda t: t.replace("The verification rule of speculative sampling",
+                                                     "The verification rule of speculative sampling, reworded", 1),
+    "function docstring removed": lambda t: t.replace(
+        '    """min(1, p(x)/q(x)) for each drafted token x. A token the draft drew has q(x) > 0."""\n', "", 1),
+    "comment added": lambda t: t.replace("    # 1. Look up p(x) and q(x)", "    # a new comment\n    # 1. Look up p(x) and q(x)", 1),
+    "comment appended": lambda t: t + "\n# an edit\n",
+}
+CODE_EDITS = {
+    "a constant": lambda t: t.replace("clamp(max=1.0)", "clamp(max=1.01)", 1),
+    "a comparison": lambda t: t.replace("accepted = uniforms < accept_probs", "accepted = uniforms <= accept_probs", 1),
+    "a string that is code": lambda t: t.replace('RULES = ("token", "block")', 'RULES = ("token", "blocks")', 1),
+}
+
+
+@pytest.mark.parametrize("name", PROSE_EDITS)
+def test_a_prose_edit_in_the_rule_leaves_every_stage_fresh(tmp_path, monkeypatch, name):
+    edit = PROSE_EDITS[name]
+    assert edit((ROOT / "specdec" / "verify.py").read_text()) != (ROOT / "specdec" / "verify.py").read_text(), name
+    changed = _digests_after_editing(tmp_path, monkeypatch, "specdec/verify.py", edit)
+    assert not any(changed.values()), (name, changed)
+
+
+@pytest.mark.parametrize("name", CODE_EDITS)
+def test_a_code_edit_in_the_rule_stales_every_stage_that_runs_it(tmp_path, monkeypatch, name):
+    edit = CODE_EDITS[name]
+    assert edit((ROOT / "specdec" / "verify.py").read_text()) != (ROOT / "specdec" / "verify.py").read_text(), name
+    changed = _digests_after_editing(tmp_path, monkeypatch, "specdec/verify.py", edit)
+    assert all(changed.values()), (name, changed)
 
 
 def test_stage_code_follows_imports_through_the_library_and_the_build_package():
