@@ -12,13 +12,9 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
-from pathlib import Path
 
 from specdec_site.numbers import integer
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def time_forward(lm, seq, prefix: int, m: int) -> float:

@@ -9,7 +9,7 @@ The build lives in the package specdec_site (installed with the project); this i
 
 import sys
 
-from specdec_site.cli import entry
+from specdec_site.engine.cli import entry
 
 if __name__ == "__main__":
     sys.exit(entry(prog="python scripts/build_data.py"))

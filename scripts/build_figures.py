@@ -7,7 +7,7 @@ The code lives in the package specdec_site (installed with the project); this is
 
 import sys
 
-from specdec_site.site_files import main
+from specdec_site.site.files import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -2,12 +2,12 @@
 
     python scripts/build_site.py [--device cpu|cuda] [--data DIR] [--site-dir site]
 
-The code lives in the package specdec_site (specdec_site/site_build.py); this is its documented entry.
+The code lives in the package specdec_site (specdec_site/site/build.py); this is its documented entry.
 """
 
 import sys
 
-from specdec_site.site_build import main
+from specdec_site.site.build import main
 
 if __name__ == "__main__":
     sys.exit(main())

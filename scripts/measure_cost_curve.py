@@ -20,9 +20,7 @@ import time
 from pathlib import Path
 
 from specdec_site.numbers import integer
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from specdec_site.paths import ROOT
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -68,7 +66,7 @@ def main(argv=None) -> int:
     import transformers
 
     from specdec_site.cost_curve import ROWS, measure_pass_seconds
-    from specdec_site.meta import device_name, git_state
+    from specdec_site.engine.meta import device_name, git_state
 
     arch = architectures(args)
     device, dtype = torch.device(args.device), getattr(torch, args.dtype)

@@ -84,11 +84,16 @@ def sample(probs: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     cumulative sum is taken in float64. `torch.multinomial` draws the same distribution, but on this project's
     151,936-id vocabulary it cost ~3 ms per call on the build's CPU, ~10% of an int8 draft pass.
     """
+    # torch.rand in float64 is at most 1 - 2**-53, so u * total < total: the search never runs off the end.
+    return inverse_cdf(probs, torch.rand(1, generator=generator, dtype=torch.float64, device=probs.device))
+
+
+def inverse_cdf(probs: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    """(V,) weights, (1,) float64 u in [0, 1) -> () the first id whose cumulative mass exceeds u * total: the one
+    inverse-CDF draw of the library (sample draws u from a generator; the tree rules replay a recorded u)."""
     cdf = torch.cumsum(probs, dim=0, dtype=torch.float64)  # (V,)
     total = cdf[-1]
     # A distribution no token can be drawn from is an error, never a token (one host sync).
     if not bool((probs.amin() >= 0) & (total > 0) & torch.isfinite(total)):
         raise ValueError("cannot sample: the probabilities are negative, NaN or infinite, or sum to 0")
-    # torch.rand in float64 is at most 1 - 2**-53, so u < total: the search never runs off the end.
-    u = torch.rand(1, generator=generator, dtype=torch.float64, device=probs.device) * total
-    return torch.searchsorted(cdf, u, right=True)[0]
+    return torch.searchsorted(cdf, u * total, right=True)[0]

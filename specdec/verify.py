@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import torch
 
 from .checks import ArgumentError, check_generator
-from .sampling import sample
+from .sampling import inverse_cdf, sample
 
 
 def acceptance_probability(p_x: torch.Tensor, q_x: torch.Tensor) -> torch.Tensor:
@@ -352,13 +352,12 @@ def verify_tree(
     while True:
         # 2. At the current node, draw y ~ p there (inverse CDF with one uniform, as sampling.sample draws).
         p_row = p_target[node + 1]
-        cdf = torch.cumsum(p_row, dim=0, dtype=torch.float64)
         if uniforms is None:
             u = torch.rand(1, generator=generator, dtype=torch.float64, device=p_row.device)
         else:
             u = _replayed(uniforms, len(drawn), token_draw=True)
         drawn.append(u)
-        y = int(torch.searchsorted(cdf, u * cdf[-1], right=True)[0])
+        y = int(inverse_cdf(p_row, u))
         # 3. If y is one of the node's children, accept that child and go on from it.
         child = children.get(node, {}).get(y)
         if child is None:
@@ -463,9 +462,7 @@ def verify_tree_sampled(
         node = accepted
     # 4. The step's own token: from the last residual if every child of the last node was rejected, else (a leaf)
     #    from p there.
-    u = uniform(token_draw=True)
-    cdf = torch.cumsum(p_row, dim=0, dtype=torch.float64)
-    y = int(torch.searchsorted(cdf, u * cdf[-1], right=True)[0])
+    y = int(inverse_cdf(p_row, uniform(token_draw=True)))
     leaf = residual is None
     q_x = q_draft[torch.arange(n, device=tokens.device), tokens] if n else p_target.new_zeros(0)
     # accept_probs: NaN for the children never tried (the record writes null there: trace.record_step)

@@ -2,6 +2,6 @@
 
 import sys
 
-from .cli import entry
+from specdec_site.engine.cli import entry
 
 sys.exit(entry(prog="python -m specdec_site"))

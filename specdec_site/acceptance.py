@@ -8,7 +8,7 @@ rejection; the drafts after it are never tested. So:
   step's one rejection. It estimates α, and it is what the site compares the theory with;
 - the draft yield = accepted ÷ drafted: the share of the drafting work that became output. It counts the untested
   drafts as failures, so it falls with k by truncation alone (at α = 0.9 and k = 8 its expectation is α(1 − α^k) / ((1 − α) k) = 0.64),
-  and it is no estimate of α. The artifacts' sweep rows call it "alpha" (specdec_site/sweep.py, from before this
+  and it is no estimate of α. The artifacts' sweep rows call it "alpha" (specdec_site/stages/sweep.py, from before this
   module); the pages call it the draft yield and never α.
 
 For a run that sampled, the mean of min(1, p(x)/q(x)) over its tested drafts estimates E[β] = E[Σ min(p, q)]

@@ -152,7 +152,7 @@ def chapter_openings(lines: list[str], max_words: int = 40) -> list[str]:
 
 
 def narrative_prompts(start: int, n: int) -> list[dict]:
-    from .rdata import read_lazy_data
+    from specdec_site.rdata import read_lazy_data
 
     books = read_lazy_data(janeaustenr_dir())
     openings = {name: chapter_openings(books[name]) for name in NOVELS}

@@ -21,11 +21,9 @@ from pathlib import Path
 import numpy
 
 from specdec.fileio import write_json_atomic
-
-from .context import BuildError
-from .meta import MemorySampler, metadata
-from .numbers import integer, parse_integer, quoted, real
-from .options import (
+from specdec_site.engine.context import BuildError
+from specdec_site.engine.meta import MemorySampler, metadata
+from specdec_site.engine.options import (
     MAX_K,
     MAX_PROMPT_BYTES,
     MAX_SEED,
@@ -38,7 +36,8 @@ from .options import (
     prove_file_writable,
     resolve_models,
 )
-from .prompts import PROMPT_ID, USER_DOMAIN
+from specdec_site.numbers import integer, parse_integer, quoted, real
+from specdec_site.prompts import PROMPT_ID, USER_DOMAIN
 
 DRAFTERS = ("model", "ngram", "hybrid")
 MAX_NEW_TOKENS = 4096  # a trace file holds the top-10 of p and q at every position: ~1 KB per token
@@ -258,8 +257,7 @@ def main(argv, prog: str) -> int:
     from tqdm.auto import tqdm
 
     from specdec.policies import make_policy
-
-    from .traces_stage import record_run
+    from specdec_site.stages.traces import record_run
 
     args = parse_args(argv, prog)
     ctx = make_context(args)

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from specdec_site.paths import ROOT
+
 CHROMIUM = os.environ.get("SPECDEC_CHROMIUM", "/usr/bin/chromium")
 SHOTS = ROOT / "test-artifacts" / "screenshots"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",

@@ -15,7 +15,7 @@ from pathlib import Path
 BUILD_PROG = "python scripts/build_data.py"
 # run_entries' process: argv[1] the entry point's file, argv[2] a JSON list of argument lists
 ENTRIES = """import json, sys
-from specdec_site.cli import entry
+from specdec_site.engine.cli import entry
 script, runs = sys.argv[1:3]
 for argv in json.loads(runs):
     sys.argv = [script, *argv]
@@ -27,7 +27,7 @@ for argv in json.loads(runs):
 
 def run_entries(script: Path, runs: list[list[str]], **kwargs) -> subprocess.CompletedProcess:
     """Runs of an entry point (scripts/build_data.py, or specdec_site/__main__.py for `python -m specdec_site`), one
-    after the other in one Python subprocess, through specdec_site.cli.entry as the entry point calls it: torch and
+    after the other in one Python subprocess, through specdec_site.engine.cli.entry as the entry point calls it: torch and
     transformers are imported once, not once a run (3-6 s apiece on a 2-core host). Each run sees sys.argv as the
     user's command would make it (its artifacts record their command from it); the first run that fails ends the
     process with its exit status. kwargs go to subprocess.run (env, cwd, timeout)."""
@@ -36,10 +36,11 @@ def run_entries(script: Path, runs: list[list[str]], **kwargs) -> subprocess.Com
 
 
 def run_entry(argv, capsys, monkeypatch, prog: str = BUILD_PROG, context: bool = False) -> tuple[int, str, str]:
-    """(exit status, stdout, stderr) of `prog argv`, run by specdec_site.cli.entry, with no model context allowed
+    """(exit status, stdout, stderr) of `prog argv`, run by specdec_site.engine.cli.entry, with no model context allowed
     (context=True: the context may be made, as a build makes it before it tries its --out; it loads no model until
     a stage runs, and the caller checks that none was)."""
-    from specdec_site import cli, options, trace_command
+    from specdec_site import trace_command
+    from specdec_site.engine import cli, options
 
     def no_models(*args, **kwargs):
         raise AssertionError("a model context was made: the refusal came too late")

@@ -5,13 +5,13 @@ step as Algorithm 1 runs (Leviathan et al. 2022): draft k_step = min(k, left - 1
 `decoding._step_budget`), accept each with min(1, p/q), on the first rejection draw from the rule's residual, and
 after k_step acceptances draw the bonus from p. With the exact residual norm(max(0, p - q)) this is the target's own
 distribution (checked by tests/test_statistical.py); with the naive residual norm(max(0, p - a q))
-(specdec_site.exact.naive_residual, the function `mutants.naive_rule()` puts in the decoder) it is the wrong
+(specdec_site.exactness.exact.naive_residual, the function `mutants.naive_rule()` puts in the decoder) it is the wrong
 distribution the decoder samples under that rule (also checked there, by sampling).
 
 The Pearson chi-square statistic of N draws from a distribution pi, binned as the test bins them against the exact
 p (cells of expected count >= 5, the rest pooled), is approximately noncentral chi-square with bins - 1 degrees of
 freedom and noncentrality N * sum_b (pi_b - p_b)^2 / p_b (Cochran; the audit's detectable TV uses the same, see
-specdec_site/audit.py). `smallest_n` is the least N at which a test at level alpha rejects pi with the stated power;
+specdec_site/exactness/audit.py). `smallest_n` is the least N at which a test at level alpha rejects pi with the stated power;
 where pi cannot be enumerated (a policy with state), `smallest_n_measured` starts from a measured noncentrality.
 """
 

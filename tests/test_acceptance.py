@@ -11,15 +11,14 @@ from __future__ import annotations
 import json
 import random
 import re
-from pathlib import Path
 
 import pytest
 
 from specdec.theory import expected_tokens_per_pass, leviathan_speedup
 from specdec_site.acceptance import draft_yield, expected_from_beta, theory
 from specdec_site.acceptance import tested_acceptance as a_hat  # not test_*: pytest would collect it
+from specdec_site.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 POLICIES = json.loads((DOCS / "data" / "cpu" / "policies.json").read_text())
 VALUES = json.loads((DOCS / "figures" / "values.json").read_text())["values"]
@@ -111,7 +110,7 @@ def test_the_check_catches_the_old_wording():
 
 
 def test_the_theory_figures_use_the_a_hat():
-    from specdec_site.figures import set_name
+    from specdec_site.site.figures import set_name
 
     figures = DOCS / "figures"
     # the speedup figure draws eq. (8) at â beside each measured line (the figure that repeated it is gone)

@@ -5,9 +5,9 @@ anchor is an id on its built page: tests/test_site.py)."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from specdec_site.paths import ROOT
+
 PAGES = ("math.md", "choosing-k.md")
 
 

@@ -25,7 +25,7 @@ from browser import ROOT, needs_chromium, open_page, serve
 from entry import run_entries
 from test_models import save_tiny
 
-from specdec_site import site_build
+from specdec_site.site import build as site_build
 
 pytestmark = pytest.mark.build
 

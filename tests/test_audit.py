@@ -1,4 +1,4 @@
-"""The exactness audit (specdec_site.audit, issue 38), small-N: it passes specdec and transformers' assisted
+"""The exactness audit (specdec_site.exactness.audit, issue 38), small-N: it passes specdec and transformers' assisted
 generation, flags the two known-inexact controls, says how strong its verdict is, and refuses bad input."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from specdec_site import audit as A
+from specdec_site.exactness import audit as A
 
 
 @pytest.fixture(scope="module")
@@ -19,7 +19,7 @@ def run(name: str, n: int, pair, seed: int = 1) -> dict:
     row = {r.name: r for r in A.audit_rows()}[name]
     import contextlib
 
-    from specdec_site.mutants import naive_rule
+    from specdec_site.exactness.mutants import naive_rule
 
     with naive_rule() if row.alpha_residual else contextlib.nullcontext():
         return A.audit(row.sampler(), n=n, sampling=row.sampling, reference=row.reference, seed=seed, models=pair)
@@ -50,7 +50,7 @@ def test_the_alpha_residual_control_fails(pair):
     from power import POWER, smallest_n, speculative_distribution
 
     from specdec import SamplingConfig
-    from specdec_site.exact import naive_residual
+    from specdec_site.exactness.exact import naive_residual
 
     target, draft = pair
     setup, prompt = A.AuditSetup(), torch.tensor(A.AuditSetup().prompt)
@@ -170,7 +170,7 @@ def test_the_audit_refuses_what_it_cannot_test_in_one_line(pair, make, message):
         make()
 
 
-# ---------------------------------------------------------------- EAGLE's published rule (specdec_site.eagle)
+# ---------------------------------------------------------------- EAGLE's published rule (specdec_site.exactness.eagle)
 
 
 def test_eagle_rule_comes_from_the_wheel_unchanged():
@@ -178,7 +178,7 @@ def test_eagle_rule_comes_from_the_wheel_unchanged():
     after an accepted path is the plain softmax (the line the audit's failing row and the repaired row are about)."""
     import inspect
 
-    from specdec_site.eagle import load_eagle_utils
+    from specdec_site.exactness.eagle import load_eagle_utils
 
     utils = load_eagle_utils()
     assert utils.__file__.replace("\\", "/").endswith("eagle/model/utils.py")
@@ -191,7 +191,7 @@ def test_eagle_driver_lays_the_tree_out_as_eagle_reads_it(pair, sampling, monkey
     """With the target as its own draft, q = p at every node, so EAGLE's rule accepts every rank-0 child: each step
     keeps a full root-to-leaf path of rank-0 nodes (depth 2). A layout that gave evaluate_posterior the wrong q, the
     wrong logits or the wrong op row would make it reject (or accept another child) on some step."""
-    import specdec_site.eagle as E
+    import specdec_site.exactness.eagle as E
 
     utils = E.load_eagle_utils()
     original, steps = utils.evaluate_posterior, []
@@ -213,7 +213,7 @@ def test_eagle_driver_lays_the_tree_out_as_eagle_reads_it(pair, sampling, monkey
 
 
 def test_eagle_driver_refuses_a_tree_eagle_cannot_hold():
-    from specdec_site.eagle import eagle_sampler
+    from specdec_site.exactness.eagle import eagle_sampler
 
     with pytest.raises(ValueError, match="below EAGLE's TOPK"):
         eagle_sampler([(0,), (10,)])

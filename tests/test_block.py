@@ -1,6 +1,6 @@
 """Block verification (Sun et al. 2025, arXiv 2403.10444; specdec.verify.verify_block and block_terms).
 
-The chain's three checks for the block rule: exact enumeration (specdec_site.exact.block_sequence_distribution:
+The chain's three checks for the block rule: exact enumeration (specdec_site.exactness.exact.block_sequence_distribution:
 every draft block and every prefix the rule can keep, replayed through verify_block), chi-square tests of sampled
 sequences with temperature, top-k and top-p (slow tier, at the sizes tests/power.py computes for the chain's wrong
 residual with k = 2, the same law under the block rule's settings), and greedy equality with the target and with the
@@ -22,7 +22,7 @@ from specdec import SamplingConfig, TreeDrafter, TreeShape, autoregressive_gener
 from specdec.checks import ArgumentError
 from specdec.theory import expected_accepted_block, expected_accepted_token
 from specdec.verify import acceptance_probability, block_terms, verify_block, verify_draft, verify_proposal
-from specdec_site.exact import (
+from specdec_site.exactness.exact import (
     block_sequence_distribution,
     chi_square_test,
     make_tiny_lm,
@@ -31,7 +31,7 @@ from specdec_site.exact import (
     sample_sequence_counts,
     sequence_distribution,
 )
-from specdec_site.exactness_stage import block_example
+from specdec_site.stages.exactness import block_example
 
 VOCAB, NEW, PROMPT = 8, 3, torch.tensor([0, 3, 5])  # tests/test_statistical.py's setting
 # N per case: power.smallest_n against the chain's wrong residual at k = 2 (0.16 TV), rounded up to 50; a correct
@@ -135,12 +135,12 @@ def test_block_verification_emits_the_targets_distribution_by_enumeration(V, k, 
 
 def test_the_enumeration_sees_a_wrong_residual():
     """block_sequence_distribution replays verify_block itself: a verify_block whose residual is the token rule's
-    (block_token_residual in specdec_site.mutants) gives another distribution."""
-    from specdec_site.mutants import BY_NAME, mutated
+    (block_token_residual in specdec_site.exactness.mutants) gives another distribution."""
+    from specdec_site.exactness.mutants import BY_NAME, mutated
 
     p_of, q_of = random_context_tables(4, 2, seed=101)
     with mutated(BY_NAME["block_token_residual"]):
-        from specdec_site import exact
+        from specdec_site.exactness import exact
 
         got, want = exact.block_sequence_distribution(p_of, q_of, 4, 2)
     assert max(abs(got[s] - want[s]) for s in want) > 1e-3

@@ -7,18 +7,18 @@ import shutil
 import statistics
 import subprocess
 import sys
-from pathlib import Path
 
 import jsonschema
 import pytest
 from entry import run_entry
 
-ROOT = Path(__file__).resolve().parents[1]
+from specdec_site.paths import ROOT
+
 SCRIPT = ROOT / "scripts" / "build_data.py"
 SCHEMA = json.loads((ROOT / "docs" / "data" / "schema.json").read_text())
 
 from specdec.fileio import write_json_atomic  # noqa: E402
-from specdec_site import contract  # noqa: E402
+from specdec_site.site import contract  # noqa: E402
 
 STAGES = contract.ARTIFACTS  # the JSON artifacts of docs/data/<device>/ (the notebook stage writes a notebook)
 
@@ -101,8 +101,8 @@ def test_contract_rejects_broken_files():
 
 
 def test_every_page_marker_names_a_known_figure_or_value():
-    from specdec_site.figures import FIGURES
-    from specdec_site.values import VALUES
+    from specdec_site.site.figures import FIGURES
+    from specdec_site.site.values import VALUES
 
     text = "".join(p.read_text() for p in (ROOT / "docs").glob("*.md"))
     figs = set(re.findall(r"\[\[fig:([a-z_0-9]+)\]\]", text))
@@ -113,17 +113,17 @@ def test_every_page_marker_names_a_known_figure_or_value():
 
 
 def test_every_value_is_spelled_out_in_the_table_and_the_policy_values_follow_their_rule():
-    """values.VALUES is an explicit table: grep a page's [[val:NAME]] and find NAME under specdec_site/values/, spelled
+    """values.VALUES is an explicit table: grep a page's [[val:NAME]] and find NAME under specdec_site/site/values/, spelled
     out or as the template of the one function that makes it per prompt set or per stage (f"pol_{d}_prompts",
-    f"built_{stage}"; `python -m specdec_site.values` lists every name). The policies stage's values follow one rule,
+    f"built_{stage}"; `python -m specdec_site.site.values` lists every name). The policies stage's values follow one rule,
     checked here so that no variant or metric is left out: for each domain, polm_ over the matrix's prompts for
     every variant (HF: median, ci; specdec: + over_oracle; + over_hf for the variants HF was given the draft of; +
     over_hf_constant for fixed k), pol_ over the core set for the core variants."""
-    from specdec_site.config import FULL
-    from specdec_site.policies_stage import CORE_HF, CORE_SPECDEC, HF_VARIANTS, SAME_DRAFT_AS_HF, VARIANTS
-    from specdec_site.values import VALUES
+    from specdec_site.engine.config import FULL
+    from specdec_site.site.values import VALUES
+    from specdec_site.stages.policies import CORE_HF, CORE_SPECDEC, HF_VARIANTS, SAME_DRAFT_AS_HF, VARIANTS
 
-    source = "".join(p.read_text() for p in sorted((ROOT / "specdec_site" / "values").glob("*.py")))
+    source = "".join(p.read_text() for p in sorted((ROOT / "specdec_site" / "site" / "values").glob("*.py")))
     spelled = set(re.findall(r'^\s*"([a-z0-9_]+)":', source, re.M))
     # a template's placeholder ({d}: a prompt set, {t}: a temperature, {stage}) stands for one word of the name
     templates = [re.compile(re.sub(r"\\\{\w+\\\}", "[a-z0-9]+", re.escape(t)))
@@ -180,7 +180,7 @@ def test_a_comparison_across_prompt_sets_names_both():
     the core set, the traces: values.prompt_set) names each set (values.PROMPT_SETS), so that no reader compares
     a 4-prompt median with a 12-prompt one unawares. The rule has power: the sentence this test was written for,
     before its fix, breaks it."""
-    from specdec_site.values import PROMPT_SETS, VALUES, prompt_set
+    from specdec_site.site.values import PROMPT_SETS, VALUES, prompt_set
 
     def unnamed(unit: str) -> list[str]:
         sets = {prompt_set(n) for n in re.findall(r"\[\[val:([a-z0-9_]+)\]\]", unit)} - {None}
@@ -242,7 +242,7 @@ def test_every_math_symbol_has_one_meaning_in_the_symbol_table(page):
 
 def test_no_build_module_imports_torch_at_import_time():
     """The figure half runs with the site's requirements only (the Pages workflow has no torch)."""
-    code = ("import sys; import specdec_site.site_files, specdec_site.contract, specdec.theory, specdec.fileio; "
+    code = ("import sys; import specdec_site.site.files, specdec_site.site.contract, specdec.theory, specdec.fileio; "
             "assert 'torch' not in sys.modules, 'torch was imported'")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
@@ -253,7 +253,7 @@ def test_quick_run_end_to_end_is_valid_and_resumable(tmp_path, tiny_qwen_pair):
     """Every stage of the --quick build, end to end, on a tiny pair with the default pair's architecture and
     tokenizer (tests/tiny_qwen.py: the stages run the same code whatever the pair's size; the real pair's greedy
     equality is test_real_pair.py's), then resumed: nothing to do, a setting one stage reads, a lost artifact."""
-    from specdec_site.config import QUICK
+    from specdec_site.engine.config import QUICK
 
     target, draft = tiny_qwen_pair
     out = tmp_path / "out"
@@ -291,14 +291,14 @@ def test_quick_run_end_to_end_is_valid_and_resumable(tmp_path, tiny_qwen_pair):
     assert any("identical to target greedy: True" in "".join(o.get("text", "")) for o in outputs)
     # the site reads the build's own artifacts as one environment (a stage that left torch on one thread made the
     # notebook's metadata disagree on device.threads, and `build_site.py --data` refused the set)
-    from specdec_site.site_files import load_artifacts
+    from specdec_site.site.files import load_artifacts
 
     load_artifacts(out)
     # Resumable, shown on one stage: nothing changed -> every stage skipped, nothing rewritten; a setting only the
     # sampled stages read (per-stage freshness) leaves the other two alone; a lost artifact is rebuilt alone, and
     # with the same seed it is the same (timings and dates aside). The lost one is the traces (8 s here; the
     # exactness stage, 40 s, is the same code whatever the pair, and its artifact is checked in the fast tier).
-    from specdec_site.stages import STAGES as BUILD_STAGES  # the notebook stage too
+    from specdec_site.engine.stages import STAGES as BUILD_STAGES  # the notebook stage too
 
     before = {s: stage.path(out).stat().st_mtime_ns for s, stage in BUILD_STAGES.items()}
     log = (out / "build-log.txt").read_text()
@@ -339,7 +339,7 @@ def test_quick_run_end_to_end_is_valid_and_resumable(tmp_path, tiny_qwen_pair):
 
 
 def test_build_config_is_typed_and_overrides_make_new_objects():
-    from specdec_site.config import FULL, QUICK, build_config
+    from specdec_site.engine.config import FULL, QUICK, build_config
 
     cfg = build_config(False, k=6, temperature=0.9)
     assert (cfg.trace_k, cfg.fixed_k, cfg.modes["sampled"]["temperature"]) == (6, 6, 0.9)
@@ -349,7 +349,7 @@ def test_build_config_is_typed_and_overrides_make_new_objects():
 
 def test_step_fates_are_computed_once_by_the_decoder_and_read_by_the_site():
     from specdec.trace import step_fates
-    from specdec_site import site_files
+    from specdec_site.site import files as site_files
 
     assert step_fates(3, 1, False, 2) == (["accepted", "rejected", "not evaluated"], "resampled")
     assert step_fates(2, 2, True, 3) == (["accepted", "accepted"], "bonus")
@@ -394,8 +394,8 @@ def sweep_shares_the_matrix_runs(policies: dict) -> None:
 
 
 def test_committed_sweep_shares_the_policies_stages_runs():
-    from specdec_site.config import FULL
-    from specdec_site.site_files import load_artifacts
+    from specdec_site.engine.config import FULL
+    from specdec_site.site.files import load_artifacts
 
     policies = load_artifacts(ROOT / "docs" / "data" / "cpu")["policies"]  # refuses artifacts from two environments
     sweep_shares_the_matrix_runs(policies)
@@ -417,7 +417,7 @@ def test_committed_speedups_over_hf_compare_equal_work():
             for row in (r for r in domain["rows"] if hf in r["variants"]):
                 assert row["variants"][hf]["same_output"], (row["prompt"], hf)
                 divided += 1
-    from specdec_site.config import FULL
+    from specdec_site.engine.config import FULL
 
     assert divided >= sum(FULL.core_prompts.values())  # HF's defaults with the int8 draft run on every core prompt
 
@@ -441,7 +441,7 @@ def test_capped_oracle_recosts_the_stages_oracle_and_backs_the_benchmark_page():
     reaches, it gives back the stage's own measured ÷ oracle. The page's reading of it: the adaptive policy's
     cap accounts for some of its gap to the oracle on code and almost none on prose; in both most of it is the stop
     rule (measured falls further below the capped oracle than the capped oracle below the oracle)."""
-    from specdec_site.values import over_capped_oracle
+    from specdec_site.site.values import over_capped_oracle
 
     data = json.loads((ROOT / "docs" / "data" / "cpu" / "policies.json").read_text())
     gain = {}
@@ -463,7 +463,7 @@ def test_the_oracle_is_every_runs_ceiling_and_backs_the_targets_paragraph():
     drafter's oracle speedup and the fraction of it that the 2.5x target takes: both from the rows, per prompt,
     with the stage's seed."""
     from specdec.theory import bootstrap_median_ci
-    from specdec_site.values import BEST_DRAFTER_TARGET, VALUES, _Artifacts, fmt
+    from specdec_site.site.values import BEST_DRAFTER_TARGET, VALUES, _Artifacts, fmt
 
     data = json.loads((ROOT / "docs" / "data" / "cpu" / "policies.json").read_text())
     runs = [v for d in data["domains"].values() for r in d["rows"]
@@ -490,7 +490,7 @@ def test_the_oracle_is_every_runs_ceiling_and_backs_the_targets_paragraph():
 
 
 def test_policy_summary_divides_by_hf_only_at_equal_draft():
-    from specdec_site.policies_stage import HF_VARIANTS, SAME_DRAFT_AS_HF, VARIANTS, summarize
+    from specdec_site.stages.policies import HF_VARIANTS, SAME_DRAFT_AS_HF, VARIANTS, summarize
 
     def variant(speedup, oracle=None):
         out = {"speedup": speedup, "same_output": True}
@@ -516,7 +516,7 @@ def test_policy_summary_divides_by_hf_only_at_equal_draft():
 def test_policy_summary_pairs_each_draft_with_hf_given_that_draft_over_the_prompts_that_ran_both():
     """The fp32 variants are divided by HF given the fp32 draft, the int8 ones by HF given the int8 draft; a
     variant of the matrix only (here adaptive_fp32, hf_default_fp32) is summarized over the prompts that ran it."""
-    from specdec_site.policies_stage import summarize
+    from specdec_site.stages.policies import summarize
 
     def v(speedup):
         return {"speedup": speedup, "same_output": True, "measured_over_oracle": 0.9}
@@ -533,7 +533,7 @@ def test_policy_summary_pairs_each_draft_with_hf_given_that_draft_over_the_promp
 
 
 def test_best_drafter_is_the_adaptive_variant_with_the_best_median():
-    from specdec_site.policies_stage import BEST_DRAFTER_CANDIDATES, best_drafter
+    from specdec_site.stages.policies import BEST_DRAFTER_CANDIDATES, best_drafter
 
     summary = {name: {"median": 1.0} for name in BEST_DRAFTER_CANDIDATES}
     summary["adaptive_hybrid"] = {"median": 2.0}
@@ -613,7 +613,7 @@ def test_site_build_refuses_artifacts_from_two_environments():
     set of versions and one model pair, so artifacts built with other ones must not be mixed."""
     import copy
 
-    from specdec_site.site_files import check_one_environment, load_artifacts
+    from specdec_site.site.files import check_one_environment, load_artifacts
 
     artifacts = load_artifacts(ROOT / "docs" / "data" / "cpu")  # the committed ones agree
     later = copy.deepcopy(artifacts)
@@ -655,7 +655,7 @@ def test_bibtex_is_generated_from_citation_cff_and_the_data_commit(monkeypatch):
     its note (said to be dirty when the data code differed), and one `commit` field, the pages' own, which only the
     build knows: values.json holds @DOCS_COMMIT@ and the hook fills it (tests/test_hook.py), with the site's URL and the
     versioned source URL where the build names them (issue 43: the field held two stage commits and no URL)."""
-    from specdec_site.values import provenance as values
+    from specdec_site.site.values import provenance as values
 
     cff = {"title": "T", "authors": [{"name": "specdec contributors"}, {"family-names": "Doe", "given-names": "J"}],
            "version": "9.9.9", "date-released": "2031-02-03"}
@@ -703,7 +703,7 @@ def test_in_both_schemes_every_trace_colour_and_link_reaches_wcag_aa():
     white; the dark scheme's is Material's slate, #1e2129, where a trace colour too dark for it is swapped for its
     light tone by specdec.js (DARK_TONES), and the links and buttons take #9fa8da (specdec.css). The Home diagram's
     accept and reject outlines are graphics too."""
-    from specdec_site.figures import PALETTE
+    from specdec_site.site.figures import PALETTE
 
     script = (ROOT / "docs" / "assets" / "specdec.js").read_text()
     tones = json.loads(re.search(r"const DARK_TONES = (\{[^}]*\});", script).group(1))
@@ -733,8 +733,8 @@ def test_the_site_build_fails_loudly_without_the_replay_or_probe_table(monkeypat
     """The Benchmark's replay and probe tables come from docs/data/design-replay.json and design-probe.json
     (scripts/simulate_policies.py replay / probe --json): without either, the figure build stops before writing
     anything, and says how to make it."""
-    import specdec_site.site_files as site_files
-    import specdec_site.values.design as design
+    import specdec_site.site.files as site_files
+    import specdec_site.site.values.design as design
 
     monkeypatch.setattr(design, name, tmp_path / "missing.json")
     with pytest.raises(SystemExit, match=command):
@@ -753,7 +753,7 @@ def test_a_site_of_ones_own_folder_is_its_own_and_leaves_the_tree_as_it_was(tmp_
     import nbformat
 
     from specdec.fileio import sha256_file
-    from specdec_site import site_build
+    from specdec_site.site import build as site_build
 
     own = tmp_path / "elsewhere" / "my-run"
     shutil.copytree(ROOT / "docs" / "data" / "cpu", own)
@@ -772,7 +772,7 @@ def test_a_site_of_ones_own_folder_is_its_own_and_leaves_the_tree_as_it_was(tmp_
 
 def test_a_device_folder_must_hold_that_devices_run(tmp_path):
     """Case 11: the switch named a copy by its folder: CPU artifacts in docs/data/cuda/ showed as CUDA."""
-    from specdec_site import site_build
+    from specdec_site.site import build as site_build
 
     for device in ("cpu", "cuda"):
         folder = tmp_path / "docs" / "data" / device
@@ -784,7 +784,7 @@ def test_a_device_folder_must_hold_that_devices_run(tmp_path):
 
 def test_a_run_without_a_rejected_sampled_step_builds_its_playground():
     """Case 12: a draft equal to the target makes no rejection, and the site build failed with a traceback."""
-    from specdec_site import site_files
+    from specdec_site.site import files as site_files
 
     artifacts = site_files.load_artifacts(ROOT / "docs" / "data" / "cpu")
     for run in artifacts["traces"]["runs"]:

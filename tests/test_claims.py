@@ -3,7 +3,7 @@ verdict or count contradicts them.
 
 Two halves. The claims the captions make (where the speedup peaks, whether acceptance by position is flat, whether
 block verification's intervals hold 1, how many distinct greedy runs differed, which chain a tree is measured
-against) are values (specdec_site/values/), recomputed here from the artifact by code of this test's own, and the
+against) are values (specdec_site/site/values/), recomputed here from the artifact by code of this test's own, and the
 pages quote them through [[val:…]]. And a page may not type such a claim itself: the phrases that state one are
 refused in a page's own text, so that a typed "code gains with k up to the largest k run" cannot come back.
 Changing the artifact (a peak moved, an interval that no longer holds 1) changes the value with it: shown below.
@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
+from specdec_site.paths import ROOT
 from specdec_site.public_prompts import LABELS
-from specdec_site.site_files import load_artifacts
-from specdec_site.values import VALUES
-from specdec_site.values.common import Artifacts
+from specdec_site.site.files import load_artifacts
+from specdec_site.site.values import VALUES
+from specdec_site.site.values.common import Artifacts
 
-ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted((ROOT / "docs").glob("*.md"))
 
 

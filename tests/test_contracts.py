@@ -9,7 +9,6 @@ True, an eos_token_id of "12" (read as {1, 2}) or True (read as 1), generator=No
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,9 +18,8 @@ from entry import run_entry
 from specdec import FixedPolicy, ModelDrafter, NgramDrafter, autoregressive_generate, speculative_generate
 from specdec.drafters import Proposal
 from specdec.policies import DraftPolicy
-from specdec_site.exact import make_tiny_lm
+from specdec_site.exactness.exact import make_tiny_lm
 
-ROOT = Path(__file__).resolve().parents[1]
 PROMPT = torch.tensor([1, 2, 3])
 V = 12
 
@@ -265,7 +263,7 @@ def test_a_second_build_of_the_same_folder_stops_before_any_model_loads(tmp_path
     """Two builds of one folder ran at once (a `site.sh` beside a running build): both timed on a shared CPU and
     interleaved their log lines. While one holds the folder's lock, another stops with one line, naming the holder,
     before loading the pair; once the lock is let go, the folder is free again."""
-    from specdec_site.options import hold_build_lock
+    from specdec_site.engine.options import hold_build_lock
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("SPECDEC_CACHE", str(tmp_path / "no-cache"))

@@ -5,7 +5,7 @@ import torch
 
 from specdec import SamplingConfig, autoregressive_generate, probs_from_logits, speculative_generate
 from specdec.cache import CachedLM
-from specdec_site.exact import (
+from specdec_site.exactness.exact import (
     chi_square_test,
     make_tiny_lm,
     naive_residual,
@@ -83,14 +83,14 @@ def test_target_only_greedy_equals_transformers_generate_tiny():
 def test_hf_baseline_runs_exactly_n_tokens_past_eos_tiny():
     """Equal work beside HF: the policies stage runs specdec with no stop token, so `generate` must run
     exactly n tokens too. Leaving `eos_token_id` unset does not do that: transformers fills it from the
-    model's own generation config and stops there. `specdec_site.hf.generation_config` sets
+    model's own generation config and stops there. `specdec_site.stages.hf.generation_config` sets
     min_new_tokens = max_new_tokens instead, which masks EOS out; the output then follows the target's
     greedy output up to its first EOS (the stage counts a run with an EOS as not the same output)."""
     from types import SimpleNamespace
 
     from transformers import GenerationConfig
 
-    from specdec_site.hf import generation_config
+    from specdec_site.stages.hf import generation_config
 
     n, eos, reached = 16, 1, 0
     tokenizer = SimpleNamespace(pad_token_id=0, eos_token_id=eos)

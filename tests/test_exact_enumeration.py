@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from specdec import verify_draft
-from specdec_site.exact import counterexample, first_token_distribution
-from specdec_site.mutants import naive_rule
+from specdec_site.exactness.exact import counterexample, first_token_distribution
+from specdec_site.exactness.mutants import naive_rule
 
 
 def random_dist(gen, V, sparse):

@@ -17,9 +17,9 @@ from entry import run_entry
 from test_models import default_draft_cache, make_cache
 
 from specdec import autoregressive_generate, models, speculative_generate
-from specdec_site.exact import make_tiny_lm
+from specdec_site.exactness.exact import make_tiny_lm
+from specdec_site.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 PROMPT = torch.tensor([1, 2, 3])
 
 
@@ -180,8 +180,8 @@ def run_build(*args, capsys, monkeypatch):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--temperature", "inf"], "--temperature must be a finite number >= 0, got inf"),
-    (["--temperature", "nan"], "--temperature must be a finite number >= 0, got nan"),
+    (["--temperature", "inf"], "argument --temperature: expected a finite number in ASCII digits (such as 0.7), got 'inf'"),
+    (["--temperature", "nan"], "argument --temperature: expected a finite number in ASCII digits (such as 0.7), got 'nan'"),
     (["--seed", str(2**70)], "--seed must be in"),
     (["--seed", "-1"], "--seed must be in"),
     (["--k", "1000000"], "--k must be in [1, 64]"),
@@ -239,8 +239,8 @@ def test_out_in_a_read_only_folder_is_refused(tmp_path, capsys, monkeypatch):
 def test_committed_artifacts_were_built_by_the_committed_code():
     """Each committed artifact (the executed notebook too) records the code that built it: the code its stage runs
     (freshness.py) or, for one written before those digests, all of the data code. It must be the repository's."""
-    from specdec_site.freshness import code_hash, stage_code_hash
-    from specdec_site.stages import DEFAULT_CPU_OUT, STAGES
+    from specdec_site.engine.freshness import code_hash, stage_code_hash
+    from specdec_site.engine.stages import DEFAULT_CPU_OUT, STAGES
 
     checked = 0
     for name, stage in STAGES.items():
@@ -262,8 +262,8 @@ def _artifact(tmp_path, meta: dict) -> Path:
 
 
 def test_changed_code_makes_the_stages_that_run_it_stale(tmp_path, monkeypatch):
-    from specdec_site import cli
-    from specdec_site.stages import STAGES
+    from specdec_site.engine import cli
+    from specdec_site.engine.stages import STAGES
 
     stage, config = STAGES["exactness"], {"seed": 0, "exact_samples": 10, "trace_tokens": 48}
     # An artifact from before the per-stage digests: all of the data code, all of the settings.
@@ -291,17 +291,17 @@ def _digests_after_editing(tmp_path, monkeypatch, edited: str, edit=None) -> dic
     line of code appended (a notebook: a code cell gains one). The digests are the build's own (meta.hash_paths)."""
     import shutil
 
-    from specdec_site import freshness
-    from specdec_site.meta import hash_paths
-    from specdec_site.stages import STAGES
+    from specdec_site.engine import freshness
+    from specdec_site.engine.meta import hash_paths
+    from specdec_site.engine.stages import STAGES
 
     tree = tmp_path / "tree"
     for folder in ("specdec", "specdec_site", "scripts", "notebooks"):
         shutil.copytree(ROOT / folder, tree / folder, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(freshness, "ROOT", tree)
     monkeypatch.setattr(freshness, "hash_paths", lambda paths: hash_paths(paths, root=tree))
-    monkeypatch.setattr("specdec_site.stages.STAGE_MODULES",
-                        {name: f"specdec_site/{s.run.__module__.rsplit('.', 1)[-1]}.py" for name, s in STAGES.items()})
+    monkeypatch.setattr("specdec_site.engine.stages.STAGE_MODULES",
+                        {name: s.run.__module__.replace(".", "/") + ".py" for name, s in STAGES.items()})
 
     def digests():
         freshness._specdec_exports.cache_clear()
@@ -320,21 +320,21 @@ def _digests_after_editing(tmp_path, monkeypatch, edited: str, edit=None) -> dic
 
 
 @pytest.mark.parametrize("edited,stale", [
-    ("specdec_site/exactness_stage.py", {"exactness"}),  # the stage's own module: that stage alone
-    ("specdec_site/mutants.py", {"exactness", "notebook"}),  # the mutation harness (the notebook shows the naive rule)
-    ("specdec_site/sweep.py", {"policies"}),
-    ("specdec_site/hf.py", {"policies"}),
-    ("specdec_site/traces_stage.py", {"traces"}),
+    ("specdec_site/stages/exactness.py", {"exactness"}),  # the stage's own module: that stage alone
+    ("specdec_site/exactness/mutants.py", {"exactness", "notebook"}),  # the mutation harness (the notebook shows the naive rule)
+    ("specdec_site/stages/sweep.py", {"policies"}),
+    ("specdec_site/stages/hf.py", {"policies"}),
+    ("specdec_site/stages/traces.py", {"traces"}),
     ("specdec/models.py", {"traces", "policies", "trees", "block", "notebook"}),  # loading the pair: not the exactness stage's tiny models
     ("specdec/verify.py", {"traces", "policies", "trees", "block", "exactness", "notebook"}),  # the rule: every stage
     ("specdec/tree.py", {"traces", "trees", "exactness", "notebook"}),  # the tree drafter: the stages that draft trees
-    ("specdec_site/trees_stage.py", {"trees"}),
+    ("specdec_site/stages/trees.py", {"trees"}),
     ("specdec_site/cost_curve.py", {"trees"}),
-    ("specdec_site/block_stage.py", {"block"}),
-    ("specdec_site/summary.py", {"trees", "block"}),  # the medians and intervals the benchmark stages share
+    ("specdec_site/stages/block.py", {"block"}),
+    ("specdec_site/summary.py", {"policies", "trees", "block"}),  # the medians and intervals the benchmark stages share
     ("notebooks/walkthrough.ipynb", {"notebook"}),
-    ("specdec_site/cli.py", set()),  # the command line decides what runs, not what a stage computes
-    ("specdec_site/figures.py", set()),  # the figure half re-reads the artifacts
+    ("specdec_site/engine/cli.py", set()),  # the command line decides what runs, not what a stage computes
+    ("specdec_site/site/figures.py", set()),  # the figure half re-reads the artifacts
 ])
 def test_an_edit_reruns_exactly_the_stages_that_run_the_edited_file(tmp_path, monkeypatch, edited, stale):
     changed = _digests_after_editing(tmp_path, monkeypatch, edited)
@@ -376,27 +376,27 @@ def test_a_code_edit_in_the_rule_stales_every_stage_that_runs_it(tmp_path, monke
 
 def test_stage_code_follows_imports_through_the_library_and_the_build_package():
     """A stage's digest covers what its module imports, transitively, lazy `from specdec import X` names too."""
-    from specdec_site.freshness import NOT_CODE, code_hash, data_code, imported_files, stage_files
+    from specdec_site.engine.freshness import NOT_CODE, code_hash, data_code, imported_files, stage_files
 
     files = {name: {str(p.relative_to(ROOT)) for p in stage_files(name)}
              for name in ("traces", "policies", "trees", "block", "exactness")}
-    assert {"specdec/verify.py", "specdec/cache.py", "specdec/drafters.py", "specdec_site/context.py",
+    assert {"specdec/verify.py", "specdec/cache.py", "specdec/drafters.py", "specdec_site/engine/context.py",
             "specdec/models.py", "specdec_site/prompts.py"} <= files["traces"]
-    assert {"specdec_site/policies_stage.py", "specdec_site/sweep.py", "specdec_site/hf.py",
+    assert {"specdec_site/stages/policies.py", "specdec_site/stages/sweep.py", "specdec_site/stages/hf.py",
             "specdec_site/public_prompts.py"} <= files["policies"]
-    assert {"specdec_site/trees_stage.py", "specdec_site/cost_curve.py", "specdec/tree.py"} <= files["trees"]
-    assert {"specdec_site/mutants.py", "specdec_site/exact.py", "specdec/decoding.py"} <= files["exactness"]
-    assert "specdec/models.py" not in files["exactness"] and "specdec_site/context.py" not in files["exactness"]
+    assert {"specdec_site/stages/trees.py", "specdec_site/cost_curve.py", "specdec/tree.py"} <= files["trees"]
+    assert {"specdec_site/exactness/mutants.py", "specdec_site/exactness/exact.py", "specdec/decoding.py"} <= files["exactness"]
+    assert "specdec/models.py" not in files["exactness"] and "specdec_site/engine/context.py" not in files["exactness"]
     assert not any(set(NOT_CODE) & f for f in files.values())
     # `from specdec import HybridDrafter` (inside a function) reaches specdec/drafters.py through the export table
-    assert ROOT / "specdec" / "drafters.py" in imported_files(ROOT / "specdec_site" / "policies_stage.py")
+    assert ROOT / "specdec" / "drafters.py" in imported_files(ROOT / "specdec_site" / "stages" / "policies.py")
     assert set(data_code()) == {p for name in files for p in stage_files(name)} | set(stage_files("notebook"))
     assert len(code_hash()) == 64
 
 
 def test_a_stage_that_reads_an_unlisted_setting_is_refused():
-    from specdec_site.config import FULL
-    from specdec_site.freshness import STAGE_CONFIG, RecordedConfig, UndeclaredSetting
+    from specdec_site.engine.config import FULL
+    from specdec_site.engine.freshness import STAGE_CONFIG, RecordedConfig, UndeclaredSetting
 
     cfg = RecordedConfig(FULL)
     assert cfg.exact_samples == FULL.exact_samples and cfg.undeclared("exactness") == []
@@ -465,7 +465,7 @@ def committed_digests() -> dict:
     (["--target", "not an id!", "--out", "{tmp}"], "nor a well-formed hub id"),
     (["--stages", "", "--out", "{tmp}"], "has an empty name"),
     (["--stages", "traces,,exactness", "--out", "{tmp}"], "has an empty name"),
-    (["--k", "1e3", "--out", "{tmp}"], "argument --k: invalid int value: '1e3'"),
+    (["--k", "1e3", "--out", "{tmp}"], "argument --k: expected an integer in ASCII digits (such as 4), got '1e3'"),
     (["--temperature", "1e-39", "--out", "{tmp}"], "--temperature 1e-39 is too small to sample from"),
 ])
 def test_unusable_out_or_model_fails_in_seconds_with_one_line_touching_nothing(args, message, tmp_path, capsys,
@@ -492,7 +492,7 @@ def test_unusable_out_or_model_fails_in_seconds_with_one_line_touching_nothing(a
 
 
 def test_each_stage_runs_once_in_the_order_given(tmp_path):
-    from specdec_site.cli import parse_args
+    from specdec_site.engine.cli import parse_args
 
     args = parse_args(["--stages", "exactness, traces,exactness", "--out", str(tmp_path)])
     assert args.stages == "exactness,traces"
@@ -634,7 +634,7 @@ def test_scalars_of_every_kind_follow_the_one_rule(pair):
 ])
 def test_the_device_dependent_choices(device, dtype, no_int8, expected):
     from specdec.timing import StepTimer
-    from specdec_site.cli import device_choices
+    from specdec_site.engine.cli import device_choices
 
     assert device_choices(device, dtype, no_int8) == expected
     # what synchronising means: StepTimer syncs a CUDA device around each lap, and never a CPU one
@@ -680,7 +680,7 @@ TRACE_REFUSALS = [
     (["--prompt", "x", "--out", "{tmp}/t.json", "--tree-nodes", "4"], "--tree-nodes needs --tree WxD"),
     (["--prompt", "x", "--out", "{tmp}/t.json", "--tree", "4x6", "--tree-nodes", "300"], "--tree-nodes must be in"),
     (["--prompt", "x", "--out", "{tmp}/t.json", "--tree-paths", "0;0,1,2"], "lacks the parent of (0, 1, 2)"),
-    (["--prompt", "x", "--out", "{tmp}/t.json", "--tree-paths", "0;a"], "ranks as integers"),
+    (["--prompt", "x", "--out", "{tmp}/t.json", "--tree-paths", "0;a"], "ranks in ASCII digits"),
     (["--prompt", "x", "--out", "{tmp}/t.json", "--tree", "2x2", "--tree-paths", "0"], "not allowed with argument"),
     # block verification (issue 46)
     (["--prompt", "x", "--out", "{tmp}/t.json", "--verify", "blocks"], "invalid choice: 'blocks'"),
@@ -714,7 +714,7 @@ def test_the_trace_command_checks_its_arguments_before_loading(args, message, tm
 def test_the_trace_command_refuses_before_torch_loads(tmp_path):
     """One subprocess (the in-process tests above share an interpreter that has torch already): the refusal comes
     before torch, transformers or a model is imported, within seconds."""
-    code = ("import sys; from specdec_site.cli import entry; rc = entry(['trace', '--prompt', 'x', '--out', "
+    code = ("import sys; from specdec_site.engine.cli import entry; rc = entry(['trace', '--prompt', 'x', '--out', "
             "'docs/data/cpu/traces.json']); assert 'transformers' not in sys.modules, 'transformers imported'; "
             "sys.exit(rc)")
     start = time.perf_counter()
@@ -779,7 +779,7 @@ def _fake_context(limit: int):
 def test_prompts_past_the_targets_context_are_refused_before_decoding():
     """Issue 48, case 7: no prompt length was checked against the model's context (a 10k-token prompt ran past a
     2,048-token context with no word). The build and the trace command check it once the pair is loaded."""
-    from specdec_site.options import prompts_past_context
+    from specdec_site.engine.options import prompts_past_context
 
     ctx = _fake_context(100)
     table = {"custom": [{"id": "short", "kind": "completion", "text": "a " * 50},

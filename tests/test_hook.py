@@ -144,8 +144,8 @@ def test_an_unknown_value_names_the_nearest_known_ones(hook):
     """A typo in a value's name is answered with the names it is closest to (difflib), not the whole table."""
     with pytest.raises(PluginError, match=r"unknown value marker \[\[val:htm\]\]: did you mean \[\[val:html\]\]\?") as err:
         render(hook, "see [[val:htm]]\n")
-    assert "python -m specdec_site.values" in str(err.value) and "command" not in str(err.value)
-    with pytest.raises(PluginError, match=r"\[\[val:zzzzzz\]\] \(`python -m specdec_site.values` lists") as err:
+    assert "python -m specdec_site.site.values" in str(err.value) and "command" not in str(err.value)
+    with pytest.raises(PluginError, match=r"\[\[val:zzzzzz\]\] \(`python -m specdec_site.site.values` lists") as err:
         render(hook, "see [[val:zzzzzz]]\n")
     assert "did you mean" not in str(err.value)
 

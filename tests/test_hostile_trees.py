@@ -26,7 +26,7 @@ from specdec import (
     verify_tree_sampled,
 )
 from specdec.checks import ArgumentError
-from specdec_site.exact import make_tiny_lm
+from specdec_site.exactness.exact import make_tiny_lm
 
 MAX_ERROR_BYTES = 500
 
@@ -53,7 +53,7 @@ def trace_error(capsys, *argv) -> str:
 
 
 def build_error(capsys, *argv) -> str:
-    from specdec_site.cli import parse_args
+    from specdec_site.engine.cli import parse_args
 
     with pytest.raises(SystemExit) as exit_info:
         parse_args(list(argv), "build")
@@ -358,7 +358,7 @@ def test_a_match_tree_records_its_rule_and_a_zero_node_step_is_a_plain_target_pa
 # ---------------------------------------------------------------- the audit's verdict and its power
 
 def test_a_test_too_weak_to_see_the_bar_is_inconclusive_never_passes():
-    from specdec_site import audit as A
+    from specdec_site.exactness import audit as A
 
     base = {"impossible": 0, "p_value": 0.5, "bins": 6}
     assert A.verdict({**base, "tv_detectable": A.MAX_PASS_TV / 2}) == "passes"
@@ -372,8 +372,8 @@ def test_a_test_too_weak_to_see_the_bar_is_inconclusive_never_passes():
 def test_a_known_wrong_tree_sampler_does_not_pass_at_low_power(n):
     """The tree sampler whose residual keeps the tried children, audited at n = 40 and 80: it "passed" there; at
     that power the audit now says inconclusive (or fails), never passes."""
-    from specdec_site import audit as A
-    from specdec_site.mutants import BY_NAME, mutated
+    from specdec_site.exactness import audit as A
+    from specdec_site.exactness.mutants import BY_NAME, mutated
 
     with mutated(BY_NAME["tree_residual_keeps_tried"]):
         result = A.audit(A.specdec_sampler(drafter="sampled_tree"), n=n, seed=0)

@@ -6,9 +6,9 @@ A module added without a row fails here, so the map cannot fall behind the tree 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from specdec_site.paths import ROOT
+
 # The code the map must name: the library, the build, the scripts, the browser code, the hook, the notebook, the
 # tests, CI. Vendored code, caches and data are not code.
 CODE = ("specdec/**/*.py", "specdec_site/**/*.py", "scripts/*.py", "scripts/*.sh", "docs/assets/*.js",

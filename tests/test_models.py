@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from specdec import ModelLoadError, TokenizerMismatchError, check_same_tokenizer, load_model, models
-from specdec_site.exact import make_tiny_lm
+from specdec_site.exactness.exact import make_tiny_lm
 
 
 def save_tiny(folder, seed, words):

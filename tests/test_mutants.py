@@ -8,15 +8,14 @@ variant, what the Exactness page shows) as the committed artifact records it."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 import torch
 
 import specdec
 from specdec import decoding, drafters, verify
-from specdec_site.exact import counterexample, first_token_distribution
-from specdec_site.mutants import (
+from specdec_site.exactness.exact import counterexample, first_token_distribution
+from specdec_site.exactness.mutants import (
     CHECKS,
     MUTANTS,
     check_acceptance_statistics,
@@ -25,8 +24,8 @@ from specdec_site.mutants import (
     run_check,
     run_checks,
 )
+from specdec_site.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 BY_NAME = {m.name: m for m in MUTANTS}
 # Which check must catch which bug (a mutant may fail more).
 EXPECTED = {
@@ -69,7 +68,7 @@ def test_the_table_at_the_builds_size_catches_every_variant():
     variant. Read from the committed artifact, not recomputed (78 s in the slow tier before): the artifact is
     the committed code's (test_guards: test_committed_artifacts_were_built_by_the_committed_code), the quick build
     computes the table end to end at its size, and the tests above run each check on each variant here."""
-    from specdec_site.config import FULL
+    from specdec_site.engine.config import FULL
 
     data = json.loads((ROOT / "docs" / "data" / "cpu" / "exactness.json").read_text())
     assert data["metadata"]["config"]["mutation_sampled_runs"] == FULL.mutation_sampled_runs
@@ -103,7 +102,7 @@ def test_one_step_statistics_reject_a_one_percent_bias_in_seconds():
 
 
 def test_mutations_are_undone_and_reach_every_reference():
-    from specdec_site import exact
+    from specdec_site.exactness import exact
 
     originals = (verify.verify_draft, exact.verify_draft, verify.residual_distribution,
                  drafters.ModelDrafter.propose, decoding.speculative_generate, specdec.speculative_generate)
@@ -121,7 +120,7 @@ def test_mutations_are_undone_and_reach_every_reference():
 
 
 def test_a_mutant_whose_text_is_gone_is_an_error():
-    from specdec_site.mutants import Mutant
+    from specdec_site.exactness.mutants import Mutant
 
     with pytest.raises(ValueError, match="does not occur once"):
         with mutated(Mutant("x", "x", "verify", "verify_draft", "no such text", "")):

@@ -1,7 +1,7 @@
 """The Playground in a real browser: its controls, its statistics, and that its JS rule is the Python rule.
 
 The JS rule (docs/assets/playground.js) and `specdec.verify_draft` get the same (p, q, drafts, uniforms) and
-must emit the same tokens; the JS exact output distribution must equal `specdec_site.exact.first_token_distribution`.
+must emit the same tokens; the JS exact output distribution must equal `specdec_site.exactness.exact.first_token_distribution`.
 Also: every page of the site fits a 375 px wide screen, and the controls work from the keyboard.
 """
 
@@ -16,8 +16,8 @@ import torch
 from browser import ROOT, needs_chromium, open_page, settle, shot
 
 from specdec import verify_block, verify_draft
-from specdec_site.exact import first_token_distribution
-from specdec_site.mutants import naive_rule
+from specdec_site.exactness.exact import first_token_distribution
+from specdec_site.exactness.mutants import naive_rule
 
 pytestmark = [needs_chromium, pytest.mark.browser]
 
@@ -392,7 +392,7 @@ def test_the_block_panel_toggles_the_rule_and_samples_it(playground):
     """Sun et al.'s example: 10/9, 11/9 and 12/9 expected accepted drafts, computed by the page as by the library
     (exactness_stage.block_example); the rule switch changes the table's columns; sampling either rule gives the
     target's distribution and its own expected count."""
-    from specdec_site.exactness_stage import block_example
+    from specdec_site.stages.exactness import block_example
 
     page, _ = playground
     example = block_example()

@@ -20,14 +20,14 @@ from specdec import (
     speculative_generate,
 )
 from specdec.policies import POLICIES, StepOutcome
-from specdec_site.exact import (
+from specdec_site.exactness.exact import (
     chi_square_test,
     first_token_distribution,
     make_tiny_lm,
     one_thread,
     sequence_distribution,
 )
-from specdec_site.mutants import naive_rule
+from specdec_site.exactness.mutants import naive_rule
 
 VOCAB, NEW = 8, 3
 # Sequences per chi-square test, computed (tests/power.py) for power POWER against the wrong residual with the hybrid
@@ -348,7 +348,7 @@ def test_the_oracle_takes_the_slope_from_the_prompts_runs_and_the_level_from_its
     The slope is pooled over the prompt's runs; the intercept and the draft costs are each run's own."""
     from types import SimpleNamespace
 
-    from specdec_site.policies_stage import add_oracles, verify_slope
+    from specdec_site.stages.policies import add_oracles, verify_slope
 
     prefill = _step(1, 1, 1.1)
     ones = SimpleNamespace(steps=[prefill, *[_step(1, 1, 0.25) for _ in range(24)], _step(2, 0, 0.8, bonus=False)])
@@ -392,7 +392,7 @@ def test_the_oracle_is_never_slower_than_its_run_at_any_slope():
     import random
     from types import SimpleNamespace
 
-    from specdec_site.policies_stage import oracle
+    from specdec_site.stages.policies import oracle
 
     rng = random.Random(7)
     for _ in range(300):

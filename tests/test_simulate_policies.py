@@ -5,16 +5,15 @@ import copy
 import importlib.util
 import json
 import sys
-from pathlib import Path
 
 import pytest
 import torch
 
 from specdec import AdaptivePolicy, speculative_generate
 from specdec.policies import make_policy
-from specdec_site.exact import make_tiny_lm
+from specdec_site.exactness.exact import make_tiny_lm
+from specdec_site.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("simulate_policies", ROOT / "scripts" / "simulate_policies.py")
 sim = importlib.util.module_from_spec(spec)
 sys.modules[spec.name] = sim  # its dataclass looks its module up by name
@@ -128,9 +127,9 @@ def test_replay_refuses_a_cap_beyond_the_recorded_chains(tmp_path):
 @pytest.mark.parametrize("argv", [["--start", "-1"], ["--count", "0"], ["--tokens", "0"], ["--k", "0"],
                                   ["--domains", "poetry"]])
 def test_collect_checks_its_arguments_before_loading_a_model(argv, monkeypatch, capsys):
-    import specdec_site.cli
+    import specdec_site.engine.cli
 
-    monkeypatch.setattr(specdec_site.cli, "make_context", lambda *a, **k: pytest.fail("a model was loaded"))
+    monkeypatch.setattr(specdec_site.engine.cli, "make_context", lambda *a, **k: pytest.fail("a model was loaded"))
     with pytest.raises(SystemExit) as exit_info:
         sim.main(["collect", "--out", "/dev/null", *argv])
     assert exit_info.value.code == 2 and argv[0] in capsys.readouterr().err
@@ -139,9 +138,9 @@ def test_collect_checks_its_arguments_before_loading_a_model(argv, monkeypatch, 
 @pytest.mark.parametrize("cmd", ["probe", "replay", "collect"])
 def test_a_missing_chains_file_or_an_unwritable_output_is_refused_before_any_work(cmd, tmp_path, monkeypatch, capsys):
     """probe and collect run the real pair for minutes before they write: what would fail then fails first."""
-    import specdec_site.cli
+    import specdec_site.engine.cli
 
-    monkeypatch.setattr(specdec_site.cli, "make_context", lambda *a, **k: pytest.fail("a model was loaded"))
+    monkeypatch.setattr(specdec_site.engine.cli, "make_context", lambda *a, **k: pytest.fail("a model was loaded"))
     chains = str(ROOT / "scripts" / "design_chains.json.gz")
     blocker = tmp_path / "a-file"
     blocker.write_text("")
@@ -167,7 +166,7 @@ def test_the_shipped_prior_is_the_fit_of_the_committed_design_chains():
                             f"{DEFAULT_TARGET} (target) and {DEFAULT_DRAFT} (draft, int8)", data["costs_from"])
     assert (ROOT / "specdec" / "prior.py").read_text() == text
     # the design prompts are not the benchmark's: the policies stage takes the first ones of each set
-    from specdec_site.config import FULL
+    from specdec_site.engine.config import FULL
     from specdec_site.public_prompts import public_prompts
 
     benchmark = {p["id"] for domain, n in FULL.core_prompts.items() for p in public_prompts(domain, 0, n)}
@@ -312,7 +311,7 @@ def test_the_probe_finds_a_signal_that_the_confidence_lacks_and_no_gain_in_noise
 def test_the_probe_table_on_the_site_is_the_committed_probe_file():
     """The Benchmark's probe table and values come from docs/data/design-probe.json, made by the probe on the same
     design prompts as the chains file (its metadata names the models and the commit)."""
-    from specdec_site import values
+    from specdec_site.site import values
 
     probe = json.loads((ROOT / "docs" / "data" / "design-probe.json").read_text())
     chains = sim.load_chains([ROOT / "scripts" / "design_chains.json.gz"])

@@ -948,7 +948,7 @@ def test_a_hostile_trace_file_shows_its_text_and_runs_nothing(site, browser, tmp
 
 def test_the_visualizer_fates_are_the_race_fates_on_every_committed_step(loaded):
     """stepFates (the visualizer's script) and site_files.step_fates (the Playground's race) are one rule."""
-    from specdec_site.site_files import step_fates
+    from specdec_site.site.files import step_fates
 
     page, _ = loaded("visualizer/")
     page.wait_for_selector("#sv-chart-pq .main-svg")

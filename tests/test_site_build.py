@@ -1,11 +1,11 @@
-"""scripts/build_site.py (specdec_site.site_build): which copies of the site a data layout makes, and its errors. The
+"""scripts/build_site.py (specdec_site.site.build): which copies of the site a data layout makes, and its errors. The
 builds themselves run in tests/test_artifact_sets.py (the committed data with a cuda copy) and tests/conftest.py."""
 
 from __future__ import annotations
 
 import pytest
 
-from specdec_site import site_build
+from specdec_site.site import build as site_build
 
 
 def layout(tmp_path, *devices):

@@ -19,7 +19,7 @@ import torch
 from power import POWER, smallest_n, speculative_distribution
 
 from specdec import SamplingConfig, speculative_generate
-from specdec_site.exact import (
+from specdec_site.exactness.exact import (
     chi_square_test,
     make_tiny_lm,
     naive_residual,
@@ -27,7 +27,7 @@ from specdec_site.exact import (
     sample_sequence_counts,
     sequence_distribution,
 )
-from specdec_site.mutants import naive_rule
+from specdec_site.exactness.mutants import naive_rule
 
 VOCAB = 8
 NEW = 3

@@ -1,11 +1,11 @@
 """Token trees (specdec/tree.py, verify.verify_tree and verify_tree_sampled, cache.tree_attention and commit).
 
-The three checks of the chain, for trees: exact enumeration of both rules (specdec_site.exact), greedy equality
+The three checks of the chain, for trees: exact enumeration of both rules (specdec_site.exactness.exact), greedy equality
 with the target token for token (here on tiny models; tests/test_real_pair.py on the real pair), and chi-square
 tests of sampled sequences (slow tier) with width >= 2 and depth >= 3, temperature, top-k and top-p; and the tree's
 own plumbing: one target pass scores every node as a plain forward of its root-to-node path, a chain-shaped tree
 scores as the chain, and the caches keep the accepted path as a fresh forward would have computed it. The wrong
-variants (specdec_site.mutants: a mask that shows siblings, positions by index, a leaf bonus without the sampling
+variants (specdec_site.exactness.mutants: a mask that shows siblings, positions by index, a leaf bonus without the sampling
 settings, a residual that keeps the tried children) must fail these checks (tests/test_mutants.py).
 """
 
@@ -27,7 +27,7 @@ from specdec import (
 )
 from specdec.cache import CachedLM, assert_cache_invariant, tree_attention
 from specdec.drafters import check_proposal
-from specdec_site.exact import (
+from specdec_site.exactness.exact import (
     chi_square_test,
     make_tiny_lm,
     one_thread,
@@ -36,7 +36,7 @@ from specdec_site.exact import (
     sequence_distribution,
     tree_outcomes,
 )
-from specdec_site.mutants import BY_NAME, mutated
+from specdec_site.exactness.mutants import BY_NAME, mutated
 
 PROMPTS = [torch.tensor(p) for p in ([0, 3], [0, 5, 2, 7], [0], [0, 9, 9, 9, 4, 2])]
 MEDUSA_LIKE = TreeShape(((0,), (1,), (2,), (0, 0), (0, 1), (1, 0), (0, 0, 0), (0, 0, 1), (0, 0, 0, 0)))
@@ -272,7 +272,7 @@ def test_tree_proposals_are_checked_before_the_target_sees_them():
 
 def test_the_mask_and_position_variants_break_greedy_equality(close_pair):
     """The tree's own wrong variants, caught on the decoder by the greedy check (the sampled ones: test_mutants)."""
-    from specdec_site.mutants import check_tree_greedy_equality
+    from specdec_site.exactness.mutants import check_tree_greedy_equality
 
     assert check_tree_greedy_equality() is None
     for name in ("tree_mask_sees_siblings", "tree_positions_by_index"):
@@ -350,9 +350,9 @@ def test_the_wrong_tree_variants_fail_the_same_test(tiny_pair, mutant, case, n):
 def test_the_per_set_design_prompts_are_held_out_of_every_benchmark(quick):
     """The trees stage's model per set is fitted on prompts after the core set, the most of a set any stage runs
     (policies' matrix and core set, the trees stage's and the block stage's prompts are its first ones)."""
-    from specdec_site.config import build_config
+    from specdec_site.engine.config import build_config
     from specdec_site.public_prompts import public_prompts
-    from specdec_site.trees_stage import held_out_prompts
+    from specdec_site.stages.trees import held_out_prompts
 
     cfg = build_config(quick)
     for domain in cfg.tree_prompts:

@@ -1,6 +1,6 @@
-"""The values package (specdec_site/values/, issue 64): a table assembled from one module per artifact, whose
+"""The values package (specdec_site/site/values/, issue 64): a table assembled from one module per artifact, whose
 per-set rows are made for every registered public prompt set, so that a new set needs no edit to the package; each
-module small enough to read; every name listed by `python -m specdec_site.values`."""
+module small enough to read; every name listed by `python -m specdec_site.site.values`."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import pytest
 from browser import ROOT
 
 from specdec_site import public_prompts
-from specdec_site import values as values_package
+from specdec_site.site import values as values_package
 
-PACKAGE = ROOT / "specdec_site" / "values"
+PACKAGE = ROOT / "specdec_site" / "site" / "values"
 NEW = "fifth"  # a public prompt set registered by the test alone
 AS = "narrative"  # the set whose artifacts it copies
 
@@ -23,7 +23,7 @@ AS = "narrative"  # the set whose artifacts it copies
 @pytest.fixture(scope="module")
 def committed():
     """The committed CPU artifacts and the design replay, as the figure build reads them."""
-    from specdec_site.site_files import load_artifacts
+    from specdec_site.site.files import load_artifacts
 
     return load_artifacts(ROOT / "docs" / "data" / "cpu"), values_package.design_replay()
 
@@ -76,10 +76,10 @@ def test_no_module_of_the_values_package_is_over_600_lines(path):
 
 
 def test_the_command_lists_every_value_name_and_computes_the_committed_values():
-    """`python -m specdec_site.values` prints every name, one a line, in the table's order; with --json, each value
+    """`python -m specdec_site.site.values` prints every name, one a line, in the table's order; with --json, each value
     from the committed artifacts: those of the committed values.json (the figure build writes the same table)."""
     def run(*args):
-        return subprocess.run([sys.executable, "-m", "specdec_site.values", *args], cwd=ROOT, capture_output=True,
+        return subprocess.run([sys.executable, "-m", "specdec_site.site.values", *args], cwd=ROOT, capture_output=True,
                               text=True, check=True).stdout
 
     assert run().splitlines() == list(values_package.VALUES)

@@ -43,7 +43,7 @@
   }
 
   // ------------------------------------------------------------------ figures that fit their width
-  // The figures' JSON is laid out for a wide page (specdec_site/figures.py). At the width a figure actually has: its
+  // The figures' JSON is laid out for a wide page (specdec_site/site/figures.py). At the width a figure actually has: its
   // title goes above it as HTML (titleAbove), and on a narrow screen (a phone) the fonts shrink and the toolbar is
   // left out (its hidden buttons would take Tab stops; the figure still zooms and pans by touch). Re-fitted when the
   // width class changes.

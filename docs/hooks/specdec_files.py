@@ -1,7 +1,7 @@
 """The hook's files and build facts: loading and checking the figure/value files, the site's copies, the build fields.
 
 Here because these are what the hook reads from outside the page: docs/figures/*.json (or the copy's own folder,
-SPECDEC_FIGURES), checked against `specdec_site.contract` and the sha256 of the artifacts each was built from; the
+SPECDEC_FIGURES), checked against `specdec_site.site.contract` and the sha256 of the artifacts each was built from; the
 copies of the site (SPECDEC_SITE_COPIES, SPECDEC_SITE_COPY) and the switch between them at the top of each page; and
 the fields only a build knows (the pages' commit, the site's and its source's URLs), which values.json holds as @NAME@.
 
@@ -22,7 +22,7 @@ from typing import Any
 from mkdocs.exceptions import PluginError
 
 from specdec.fileio import sha256_file
-from specdec_site import contract
+from specdec_site.site import contract
 
 __all__ = ["PLOTLY_BASIC_TRACES", "FIX", "_cache", "ARTICLE", "COPY", "site_copies", "add_device_switch",
            "figures_dir", "docs_commit", "build_fields", "fill_build_fields", "load_checked", "data_folder"]

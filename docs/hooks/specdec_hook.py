@@ -26,7 +26,7 @@ math: the hook marks them for assets/specdec.js. The notebook page's inlined Jup
 (575 KB) is pruned to the rules that can match an element of the page.
 
 The files are written by `python scripts/build_figures.py` from the artifacts in docs/data/, in the
-format that `specdec_site.contract` defines; each records the sha256 of the artifacts it was built from.
+format that `specdec_site.site.contract` defines; each records the sha256 of the artifacts it was built from.
 A marker with no file, a file that breaks the contract, a file built from artifacts that have changed
 since, or a plotly.js of another version than the one that wrote the JSON stops the build with an error
 that says which and how to fix it.

@@ -21,7 +21,7 @@ from typing import Any
 from mkdocs.exceptions import PluginError
 from mkdocs.utils import get_relative_url
 
-from specdec_site import contract
+from specdec_site.site import contract
 
 __all__ = ["FIGURE_NAME", "PLAYGROUND_PANELS", "lookup_value", "table_cell", "page_text", "script_json", "figure_id",
            "render_marker", "render_figure", "render_value", "render_table", "render_data_link", "render_visualizer",
@@ -41,7 +41,7 @@ def lookup_value(name: str, marker: str):
     if name not in values:
         near = difflib.get_close_matches(name, values, n=3)  # the nearest known names: most unknowns are typos
         hint = ": did you mean " + " or ".join(f"[[val:{n}]]" for n in near) + "?" if near else ""
-        raise PluginError(f"{hook.where(marker)}: unknown value marker [[val:{name}]]{hint} (`python -m specdec_site.values` "
+        raise PluginError(f"{hook.where(marker)}: unknown value marker [[val:{name}]]{hint} (`python -m specdec_site.site.values` "
                           "lists every value)")
     value = values[name]
     return hook.fill_build_fields(value) if isinstance(value, str) and "@" in value else value
