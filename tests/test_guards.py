@@ -798,3 +798,29 @@ def test_the_site_url_a_host_needs_is_named_where_users_read():
     named."""
     for page in ("README.md", "docs/reproduce.md", "scripts/site.sh"):
         assert "SPECDEC_SITE_URL=" in (ROOT / page).read_text(), page
+
+
+@pytest.mark.parametrize("tool,name", [("replay", "design-replay.json"), ("probe", "design-probe.json")])
+def test_committed_design_artifacts_were_built_by_the_committed_code(tool, name):
+    """The design tool's artifacts, which the site's values read, are held to this checkout like the stages' are: the
+    digest of the code their command runs and the sha256 of the chains files they read."""
+    from specdec.fileio import sha256_file
+    from specdec_site.engine.freshness import tool_code_hash
+
+    data = json.loads((ROOT / "docs" / "data" / name).read_text())
+    command = f"python scripts/simulate_policies.py {tool} " + " ".join(data["inputs"])
+    assert data.get("code_sha256") == tool_code_hash(tool), (
+        f"docs/data/{name} was built by other code: rerun `{command} ...` (its command is in the file)")
+    for path, digest in data["inputs"].items():
+        assert sha256_file(ROOT / path) == digest, f"docs/data/{name} read another {path}: rerun `{command} ...`"
+    assert data["git"]["clean"] is True, f"docs/data/{name} was built with uncommitted changes to the data code"
+
+
+def test_a_design_tool_digest_covers_the_code_its_command_runs():
+    """replay's digest follows its imports through the design package and the library (the policies it replays), and
+    leaves out what it does not run (probe, the build's command line)."""
+    from specdec_site.engine.freshness import DESIGN_TOOLS, followed_files
+
+    files = followed_files([ROOT / DESIGN_TOOLS["replay"]])
+    assert {ROOT / "specdec" / "policies.py", ROOT / "specdec" / "prior.py", ROOT / "specdec_site" / "design" / "chains.py"} <= set(files)
+    assert not {ROOT / "specdec_site" / "design" / "probe.py", ROOT / "specdec_site" / "engine" / "cli.py"} & set(files)

@@ -39,3 +39,27 @@ def test_the_map_names_no_file_that_is_gone():
     stale = sorted(p for p in mapped_paths() if p.startswith(prefixes) and "*" not in p and "<" not in p
                    and not p.endswith("/") and not (ROOT / p).exists())
     assert not stale, f"CONTRIBUTING.md names files that are gone: {stale}"
+
+
+def test_no_python_file_outside_the_tests_is_over_600_lines():
+    """A module past 600 lines holds more than one concern (the design tool was 896 lines of five tools): split it
+    by concern, as specdec_site/design/ and specdec_site/site/values/ are."""
+    long = {path: n for path in code_files() if path.endswith(".py") and not path.startswith("tests/")
+            if (n := len((ROOT / path).read_text().splitlines())) > 600}
+    assert not long, f"over 600 lines: {long}"
+
+
+def test_the_site_imports_no_stage_and_no_script_edits_sys_path():
+    """Imports run with the data flow: a view (specdec_site/site/) reads an artifact or a shared module, never a
+    stage's code; a script or module imports the installed packages, never by editing sys.path."""
+    import ast
+
+    for path in sorted((ROOT / "specdec_site" / "site").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            assert not [n for n in names if n.startswith("specdec_site.stages")], f"{path.relative_to(ROOT)} imports a stage"
+    for path in code_files():
+        if path.endswith(".py") and not path.startswith("tests/"):
+            edit = re.search(r"sys\.path\.(insert|append|extend)\(|sys\.path\s*[+]?=", (ROOT / path).read_text())
+            assert not edit, f"{path} edits sys.path: {edit.group(0)}"

@@ -1,23 +1,21 @@
-"""scripts/simulate_policies.py: its replay of a length policy on recorded greedy draft chains takes the
+"""The design tool (specdec_site/design/, behind scripts/simulate_policies.py): its replay of a length policy on recorded greedy draft chains takes the
 decoder's own steps (the premise of the tool), and no policy beats the oracle."""
 
 import copy
-import importlib.util
 import json
-import sys
 
 import pytest
 import torch
 
 from specdec import AdaptivePolicy, speculative_generate
 from specdec.policies import make_policy
+from specdec_site.design import chains as recording
+from specdec_site.design import cli
+from specdec_site.design import fit as fitting
+from specdec_site.design import probe as probing
+from specdec_site.design import replay as replaying
 from specdec_site.exactness.exact import make_tiny_lm
 from specdec_site.paths import ROOT
-
-spec = importlib.util.spec_from_file_location("simulate_policies", ROOT / "scripts" / "simulate_policies.py")
-sim = importlib.util.module_from_spec(spec)
-sys.modules[spec.name] = sim  # its dataclass looks its module up by name
-spec.loader.exec_module(sim)
 
 N_NEW, K = 24, 6
 
@@ -43,27 +41,27 @@ def policies():
 def test_replay_takes_the_decoders_steps(pair, name, factory):
     target, draft = pair
     ids = torch.tensor([1, 5, 2, 5, 7])
-    chains = sim.record_chains(target, draft, ids, N_NEW, K)
+    chains = recording.record_chains(target, draft, ids, N_NEW, K)
     assert len(chains) == N_NEW and 0 < sum(c["accepted"] for c in chains) < N_NEW * K  # partial agreement
     _, trace = speculative_generate(target, draft, ids, max_new_tokens=N_NEW, k=K, temperature=0.0,
                                     generator=torch.Generator().manual_seed(0), policy=factory(), record=True)
-    _, steps = sim.replay_one(chains, factory(), sim.Costs(0.1, 1.0, 0.02))
+    _, steps = replaying.replay_one(chains, factory(), recording.Costs(0.1, 1.0, 0.02))
     assert steps == [(s.k, s.n_accepted) for s in trace.steps]
     assert len(steps) > 3
 
 
 def test_no_policy_beats_the_oracle(pair):
     target, draft = pair
-    chains = sim.record_chains(target, draft, torch.tensor([3, 3, 4]), N_NEW, K)
-    cost = sim.Costs(0.15, 1.0, 0.03)
-    oracle = sim.oracle_one(chains, cost)
-    prompts = sim.with_depth([{"id": "a", "chains": chains},
-                              {"id": "b", "chains": sim.record_chains(target, draft, torch.tensor([1, 5, 2]), N_NEW, K)}])
-    candidates = sim.candidates(K, prompts[0], prompts, signals=True)
+    chains = recording.record_chains(target, draft, torch.tensor([3, 3, 4]), N_NEW, K)
+    cost = recording.Costs(0.15, 1.0, 0.03)
+    oracle = replaying.oracle_one(chains, cost)
+    prompts = recording.with_depth([{"id": "a", "chains": chains},
+                              {"id": "b", "chains": recording.record_chains(target, draft, torch.tensor([1, 5, 2]), N_NEW, K)}])
+    candidates = replaying.candidates(K, prompts[0], prompts, signals=True)
     assert {"adaptive", "adaptive, flat prior", "adaptive before issue 37", "adaptive, prior without this prompt",
-            *(f"adaptive + {s}, prior without this prompt" for s in sim.SIGNALS)} <= set(candidates)
+            *(f"adaptive + {s}, prior without this prompt" for s in replaying.SIGNALS)} <= set(candidates)
     for name, factory in [*policies(), *candidates.items()]:
-        seconds, steps = sim.replay_one(chains, factory(), cost)
+        seconds, steps = replaying.replay_one(chains, factory(), cost)
         assert seconds >= oracle - 1e-9, name
         assert sum(a + 1 for _, a in steps) >= N_NEW  # every token emitted (the last step may end past none)
 
@@ -72,23 +70,23 @@ def test_oracle_plus_one_pays_one_rejected_draft_per_step():
     # agreements T T F F T T: accepted runs from each start 2 1 0 0 2 1 (chains of at most n - t tokens)
     chains = [{"confidences": [0.9] * n, "accepted": a} for n, a in zip((6, 5, 4, 3, 2, 1), (2, 1, 0, 0, 2, 1))]
     d, a, b = 0.1, 1.0, 0.02
-    cost = sim.Costs(d, a, b)
+    cost = recording.Costs(d, a, b)
     # oracle steps (eq. 13): 2, 0, 1 drafts; plus one: 3 (2 accepted + the rejected), 1 (the rejected), 1 (the end)
-    assert sim.oracle_one(chains, cost) == pytest.approx(3 * d + 3 * a + 3 * b)
-    assert sim.oracle_plus_one(chains, cost, k=16) == pytest.approx(5 * d + 3 * a + 5 * b)
-    assert sim.oracle_plus_one(chains, cost, k=1) == pytest.approx(4 * d + 4 * a + 4 * b)  # capped: one more step
+    assert replaying.oracle_one(chains, cost) == pytest.approx(3 * d + 3 * a + 3 * b)
+    assert replaying.oracle_plus_one(chains, cost, k=16) == pytest.approx(5 * d + 3 * a + 5 * b)
+    assert replaying.oracle_plus_one(chains, cost, k=1) == pytest.approx(4 * d + 4 * a + 4 * b)  # capped: one more step
 
 
 def test_measured_verify_costs_replace_the_line_where_a_k_has_them():
     chains = [{"confidences": [0.9] * n, "accepted": a} for n, a in zip((6, 5, 4, 3, 2, 1), (2, 1, 0, 0, 2, 1))]
     d, a, b = 0.1, 1.0, 0.02
-    cost = sim.Costs(d, a, b, {3: 2.5, 1: 0.5})  # k = 3 dearer than its line, k = 1 cheaper; k = 0 on the line
+    cost = recording.Costs(d, a, b, {3: 2.5, 1: 0.5})  # k = 3 dearer than its line, k = 1 cheaper; k = 0 on the line
     # the same steps as above: oracle 2, 0, 1 drafts; plus one 3, 1, 1
-    assert sim.oracle_one(chains, cost) == pytest.approx(3 * d + (a + 2 * b) + a + 0.5)
-    assert sim.oracle_plus_one(chains, cost, k=16) == pytest.approx(5 * d + 2.5 + 0.5 + 0.5)
-    seconds, steps = sim.replay_one(chains, make_policy("fixed", 3), cost)
+    assert replaying.oracle_one(chains, cost) == pytest.approx(3 * d + (a + 2 * b) + a + 0.5)
+    assert replaying.oracle_plus_one(chains, cost, k=16) == pytest.approx(5 * d + 2.5 + 0.5 + 0.5)
+    seconds, steps = replaying.replay_one(chains, make_policy("fixed", 3), cost)
     assert seconds == pytest.approx(sum(k * d + cost.verify(k) for k, _ in steps))
-    assert sim.Costs(d, a, b).verify(7) == pytest.approx(a + 7 * b)  # no measured medians: the line throughout
+    assert recording.Costs(d, a, b).verify(7) == pytest.approx(a + 7 * b)  # no measured medians: the line throughout
 
 
 def test_costs_take_each_k_s_median_over_the_committed_steps_after_the_first():
@@ -98,20 +96,20 @@ def test_costs_take_each_k_s_median_over_the_committed_steps_after_the_first():
     rows = [{"variants": {"adaptive": run([step(2, 0.30), step(2, 0.20), step(5, 0.40)])}},
             {"variants": {"adaptive": run([step(2, 0.26), step(2, 0.28), step(2, 0.27), step(1, 0.3)])}}]
     data = {"domains": {"code": {"rows": rows}}}
-    cost = sim.costs("code", data=data)
+    cost = recording.costs("code", data=data)
     assert cost.per_k == {2: pytest.approx(0.27)}  # the prefill steps (9 s) left out; k = 1 and 5 have < MIN_STEPS
     assert cost.verify(5) == pytest.approx(0.25 + 5 * 0.01)
-    assert sim.costs("code", per_k=False, data=data).per_k == {}
+    assert recording.costs("code", per_k=False, data=data).per_k == {}
 
 
 def test_hindsight_threshold_is_a_replayable_rule_below_the_oracle(pair):
     target, draft = pair
-    prompts = [{"chains": sim.record_chains(target, draft, torch.tensor(ids), N_NEW, K)} for ids in ([3, 3, 4], [1, 5, 2])]
-    cost = sim.Costs(0.15, 1.0, 0.03)
-    hindsight, tau = sim.hindsight_threshold(prompts, [sim.oracle_one(p["chains"], cost) for p in prompts], cost, K)
-    assert tau in sim.TAUS and 0 < hindsight <= 1 + 1e-9
-    calibration = sim.hindsight_calibration(prompts)
-    ratios = [sim.oracle_one(p["chains"], cost) / sim.replay_one(p["chains"], sim.hindsight_policy(calibration, K, tau),
+    prompts = [{"chains": recording.record_chains(target, draft, torch.tensor(ids), N_NEW, K)} for ids in ([3, 3, 4], [1, 5, 2])]
+    cost = recording.Costs(0.15, 1.0, 0.03)
+    hindsight, tau = replaying.hindsight_threshold(prompts, [replaying.oracle_one(p["chains"], cost) for p in prompts], cost, K)
+    assert tau in replaying.TAUS and 0 < hindsight <= 1 + 1e-9
+    calibration = replaying.hindsight_calibration(prompts)
+    ratios = [replaying.oracle_one(p["chains"], cost) / replaying.replay_one(p["chains"], replaying.hindsight_policy(calibration, K, tau),
                                                                  cost)[0] for p in prompts]
     assert hindsight == pytest.approx(sorted(ratios)[0] / 2 + sorted(ratios)[1] / 2)  # the median of the two prompts
 
@@ -121,26 +119,26 @@ def test_replay_refuses_a_cap_beyond_the_recorded_chains(tmp_path):
     chains.write_text('{"k": 4, "tokens": 2, "prompts": [{"id": "x", "domain": "code", "chains": []}]}')
     for k in ("5", "0", "-1"):  # 0 too: it once fell through to the recorded cap
         with pytest.raises(SystemExit, match="recorded with up to 4 drafts"):
-            sim.main(["replay", str(chains), "--k", k])
+            cli.main(["replay", str(chains), "--k", k])
 
 
 @pytest.mark.parametrize("argv", [["--start", "-1"], ["--count", "0"], ["--tokens", "0"], ["--k", "0"],
                                   ["--domains", "poetry"]])
 def test_collect_checks_its_arguments_before_loading_a_model(argv, monkeypatch, capsys):
-    import specdec_site.engine.cli
+    import specdec_site.engine.options
 
-    monkeypatch.setattr(specdec_site.engine.cli, "make_context", lambda *a, **k: pytest.fail("a model was loaded"))
+    monkeypatch.setattr(specdec_site.engine.options, "make_context", lambda *a, **k: pytest.fail("a model was loaded"))
     with pytest.raises(SystemExit) as exit_info:
-        sim.main(["collect", "--out", "/dev/null", *argv])
+        cli.main(["collect", "--out", "/dev/null", *argv])
     assert exit_info.value.code == 2 and argv[0] in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("cmd", ["probe", "replay", "collect"])
 def test_a_missing_chains_file_or_an_unwritable_output_is_refused_before_any_work(cmd, tmp_path, monkeypatch, capsys):
     """probe and collect run the real pair for minutes before they write: what would fail then fails first."""
-    import specdec_site.engine.cli
+    import specdec_site.engine.options
 
-    monkeypatch.setattr(specdec_site.engine.cli, "make_context", lambda *a, **k: pytest.fail("a model was loaded"))
+    monkeypatch.setattr(specdec_site.engine.options, "make_context", lambda *a, **k: pytest.fail("a model was loaded"))
     chains = str(ROOT / "scripts" / "design_chains.json.gz")
     blocker = tmp_path / "a-file"
     blocker.write_text("")
@@ -151,7 +149,7 @@ def test_a_missing_chains_file_or_an_unwritable_output_is_refused_before_any_wor
         cases.append([str(tmp_path / "missing.json.gz"), flag, str(tmp_path / "out.json")])
     for argv in cases:
         with pytest.raises(SystemExit) as exit_info:
-            sim.main([cmd, *argv])
+            cli.main([cmd, *argv])
         err = capsys.readouterr().err
         assert exit_info.value.code == 2 and ("no such file" in err or f"{flag} " in err), err
     assert not (tmp_path / "out.json").exists()
@@ -161,8 +159,8 @@ def test_the_shipped_prior_is_the_fit_of_the_committed_design_chains():
     """specdec/prior.py is what `fit` writes from scripts/design_chains.json.gz: no hand-tuned number."""
     from specdec.sources import DEFAULT_DRAFT, DEFAULT_TARGET
 
-    data = sim.load_chains([ROOT / "scripts" / "design_chains.json.gz"])
-    text = sim.prior_module(sim.fit_prior(data), data["prompts"],
+    data = recording.load_chains([ROOT / "scripts" / "design_chains.json.gz"])
+    text = fitting.prior_module(fitting.fit_prior(data), data["prompts"],
                             f"{DEFAULT_TARGET} (target) and {DEFAULT_DRAFT} (draft, int8)", data["costs_from"])
     assert (ROOT / "specdec" / "prior.py").read_text() == text
     # the design prompts are not the benchmark's: the policies stage takes the first ones of each set
@@ -170,7 +168,7 @@ def test_the_shipped_prior_is_the_fit_of_the_committed_design_chains():
     from specdec_site.public_prompts import public_prompts
 
     benchmark = {p["id"] for domain, n in FULL.core_prompts.items() for p in public_prompts(domain, 0, n)}
-    narrative = sim.load_chains([ROOT / "scripts" / "design_chains_narrative.json.gz"])["prompts"]
+    narrative = recording.load_chains([ROOT / "scripts" / "design_chains_narrative.json.gz"])["prompts"]
     assert not benchmark & {p["id"] for p in data["prompts"] + narrative}
     # the narrative set's design chains came after the fit (issue 47): the replay scores the prior on them unseen
     assert {p["domain"] for p in data["prompts"]} | {"narrative"} == set(FULL.core_prompts)
@@ -201,7 +199,7 @@ def test_fit_writes_the_library_prior_from_the_design_chains_only(tmp_path, caps
              ([str(empty), "--out", str(tmp_path / "mine.py")], "not a chains file written by `collect`")]
     for argv, message in cases:
         with pytest.raises(SystemExit) as exit_info:
-            sim.main(["fit", *argv])
+            cli.main(["fit", *argv])
         assert message in str(exit_info.value.code), (argv, exit_info.value.code)
     assert (ROOT / "specdec" / "prior.py").read_bytes() == prior
     assert not (tmp_path / "mine.py").exists()
@@ -215,7 +213,7 @@ def test_fit_of_other_chains_says_what_they_are(tmp_path, capsys):
     data["recorded"] = {**data["recorded"], "target": "my/target", "draft": "my/draft"}
     mine = tmp_path / "my-chains.json"
     mine.write_text(json.dumps(data))
-    sim.main(["fit", str(mine), "--out", str(tmp_path / "mine.py")])
+    cli.main(["fit", str(mine), "--out", str(tmp_path / "mine.py")])
     text = (tmp_path / "mine.py").read_text()
     words = " ".join(text.split())  # the docstring wraps at a place that depends on the temp folder's length
     assert "my/target (target) and my/draft (draft)" in words and "my-chains.json" in text
@@ -227,7 +225,7 @@ def test_a_prompt_recorded_twice_counts_once(tmp_path):
     one = {"k": 4, "tokens": 2, "prompts": [{"id": "x", "domain": "code", "chains": []}]}
     for name in ("a.json", "b.json"):
         (tmp_path / name).write_text(json.dumps(one))
-    assert [p["id"] for p in sim.load_chains([tmp_path / "a.json", tmp_path / "b.json"])["prompts"]] == ["x"]
+    assert [p["id"] for p in recording.load_chains([tmp_path / "a.json", tmp_path / "b.json"])["prompts"]] == ["x"]
 
 
 def test_the_committed_replay_table_is_what_the_tool_prints_now(tmp_path):
@@ -235,10 +233,11 @@ def test_the_committed_replay_table_is_what_the_tool_prints_now(tmp_path):
     the committed policies: deterministic, no model, so it is compared whole."""
     out = tmp_path / "replay.json"
     chains = ["scripts/design_chains.json.gz", "scripts/design_chains_narrative.json.gz"]
-    sim.main(["replay", *(str(ROOT / c) for c in chains), "--signals", "--json", str(out)])
+    cli.main(["replay", *(str(ROOT / c) for c in chains), "--signals", "--json", str(out)])
     committed = json.loads((ROOT / "docs" / "data" / "design-replay.json").read_text())
     fresh = json.loads(out.read_text())
-    assert fresh == {**committed, "chains": fresh["chains"], "command": fresh["command"]}
+    # the same table; the provenance is the run's own (the commit it ran at; tests/test_guards.py checks the digest)
+    assert fresh == {**committed, "chains": fresh["chains"], "command": fresh["command"], "git": fresh["git"]}
     assert committed["chains"] == chains
     assert sorted(committed["prompts"]) == ["code", "dialogue", "narrative", "prose"]
 
@@ -250,19 +249,19 @@ def test_prior_sensitivity_sees_a_prior_that_misleads(monkeypatch):
     little (what the Benchmark reports)."""
     import specdec.prior as prior
 
-    data = sim.load_chains([str(ROOT / "scripts" / "design_chains_narrative.json.gz")])
+    data = recording.load_chains([str(ROOT / "scripts" / "design_chains_narrative.json.gz")])
     prompts = data["prompts"][:4]
-    cost = sim.domain_costs(data, "narrative")
+    cost = recording.domain_costs(data, "narrative")
 
     def shipped_seconds():
         from specdec.policies import AdaptivePolicy
-        return [sim.replay_one(p["chains"], AdaptivePolicy(16), cost)[0] for p in prompts]
+        return [replaying.replay_one(p["chains"], AdaptivePolicy(16), cost)[0] for p in prompts]
 
-    fair = sim.prior_sensitivity(prompts, cost, 16, shipped_seconds())["ratios"]
+    fair = replaying.prior_sensitivity(prompts, cost, 16, shipped_seconds())["ratios"]
     assert all(abs(v - 1) < 0.05 for v in fair.values())
     monkeypatch.setattr(prior, "ACCEPTANCE", [0.05] * 10)
-    misled = sim.prior_sensitivity(prompts, cost, 16, shipped_seconds())["ratios"]
-    assert misled[sim.SENSITIVITY[0]] > 1.05 > fair[sim.SENSITIVITY[0]]  # the set's own calibration undoes the bad prior
+    misled = replaying.prior_sensitivity(prompts, cost, 16, shipped_seconds())["ratios"]
+    assert misled[replaying.SENSITIVITY[0]] > 1.05 > fair[replaying.SENSITIVITY[0]]  # the set's own calibration undoes the bad prior
 
 
 def test_the_probe_records_what_the_chains_record_of_a_steps_first_draft(pair):
@@ -270,8 +269,8 @@ def test_the_probe_records_what_the_chains_record_of_a_steps_first_draft(pair):
     the same draft fed the same prefix, so a head is scored on the events the policy faces at a step's first draft."""
     target, draft = pair
     ids = torch.tensor([1, 5, 2, 7])
-    record = sim.record_probe(target, draft, ids, N_NEW)
-    chains = sim.record_chains(target, draft, ids, N_NEW, K)
+    record = probing.record_probe(target, draft, ids, N_NEW)
+    chains = recording.record_chains(target, draft, ids, N_NEW, K)
     assert record["agree"] == [c["accepted"] > 0 for c in chains]
     assert [round(c, 5) for c in record["confidences"]] == [c["confidences"][0] for c in chains]
     assert record["hidden"].shape == (N_NEW, target.config.hidden_size)
@@ -296,12 +295,12 @@ def test_the_probe_finds_a_signal_that_the_confidence_lacks_and_no_gain_in_noise
     """Power: where one hidden coordinate moves acceptance, every weakly held head beats the confidence alone by a
     wide margin (leave one prompt out). And where the hidden state is noise, no head scores much better than the
     confidence: the probe's table cannot show a gain that is not there."""
-    planted = sim.probe_table(_probe_records(True))
+    planted = probing.probe_table(_probe_records(True))
     base = planted["logistic on the confidence"]["all"]
     for ridge in (0.01, 0.1):
         head = planted[f"logistic on the hidden state and the confidence, ridge {ridge:g}"]["all"]
         assert head["log_loss"] < 0.8 * base["log_loss"] and head["auc"] > base["auc"] + 0.15
-    noise = sim.probe_table(_probe_records(False))
+    noise = probing.probe_table(_probe_records(False))
     base = noise["logistic on the confidence"]["all"]["log_loss"]
     assert min(r["all"]["log_loss"] for n, r in noise.items() if "hidden" in n) > 0.995 * base
     assert set(noise[next(iter(noise))]) == {"code", "prose", "all"}
@@ -314,11 +313,11 @@ def test_the_probe_table_on_the_site_is_the_committed_probe_file():
     from specdec_site.site import values
 
     probe = json.loads((ROOT / "docs" / "data" / "design-probe.json").read_text())
-    chains = sim.load_chains([ROOT / "scripts" / "design_chains.json.gz"])
+    chains = recording.load_chains([ROOT / "scripts" / "design_chains.json.gz"])
     assert probe["prompts"] == {d: [p["id"] for p in chains["prompts"] if p["domain"] == d]
                                 for d in dict.fromkeys(p["domain"] for p in chains["prompts"])}
     assert probe["command"].startswith("python scripts/simulate_policies.py probe scripts/design_chains.json.gz")
-    assert probe["recorded"]["git"]["commit"] and probe["recorded"]["target"] and probe["recorded"]["draft"]
+    assert probe["git"]["commit"] and probe["recorded"]["target"] and probe["recorded"]["draft"]
     table = values.replay_tables(values.design_replay())["probe"]
     assert [row[0] for row in table["rows"]] == list(probe["predictors"])
     total = probe["predictors"]["logistic on the confidence"]["all"]["positions"]

@@ -1,4 +1,5 @@
-/* specdec site: KaTeX math, Plotly figures (light/dark, instant navigation) and the Step Visualizer.
+/* specdec site, every page: KaTeX math and Plotly figures on demand (light/dark, instant navigation), Home's strip,
+ * focusable scroll regions, and the loader of a page's widget script (visualizer.js, playground.js: data-specdec-script).
  * Model text is untrusted: it only ever reaches the DOM through textContent, and Plotly labels are
  * entity-escaped (Plotly interprets a subset of HTML in strings). */
 (function () {

@@ -125,13 +125,29 @@ def stage_files(stage: str) -> list[Path]:
     followed = [ROOT / f for f in (STAGE_MODULES[stage], *STAGES[stage].code_inputs, *FOLLOWED_ENTRY)]
     if STAGES[stage].models:
         followed += [ROOT / f for f in MODEL_ENTRY]
+    return followed_files(followed, hashed=[ROOT / f for f in ENTRY])
+
+
+def followed_files(followed: list[Path], hashed: list[Path] = ()) -> list[Path]:
+    """`followed` and every repository module they import, transitively (NOT_CODE left out), with `hashed` (files
+    hashed but not followed), sorted: the files of one code digest."""
     excluded = {ROOT / f for f in NOT_CODE}
-    seen, todo = {*followed, *(ROOT / f for f in ENTRY)}, list(followed)
+    seen, todo = {*followed, *hashed}, list(followed)
     while todo:
         for path in imported_files(todo.pop()) - seen - excluded:
             seen.add(path)
             todo.append(path)
     return sorted(seen)
+
+
+# The design tool's artifacts (docs/data/design-*.json): each records the digest of the code its command runs, from
+# the tool's module, and the sha256 of the chains files it read; tests/test_guards.py holds them to this checkout.
+DESIGN_TOOLS = {"replay": "specdec_site/design/replay.py", "probe": "specdec_site/design/probe.py"}
+
+
+def tool_code_hash(tool: str) -> str:
+    """sha256 over the code a design command runs (its module and what it imports), as stage_code_hash for a stage."""
+    return hash_paths(followed_files([ROOT / DESIGN_TOOLS[tool]]))
 
 
 @functools.cache

@@ -8,9 +8,11 @@ The block rule's own rows are block.py's, beside the block stage's.
 
 from __future__ import annotations
 
+import ast
 import math
 from collections.abc import Callable
 
+from specdec_site.paths import ROOT
 from specdec_site.site.values.common import NotRecorded, NotRun, fmt, fmt_p
 
 
@@ -100,6 +102,16 @@ def _audit_detectable(a) -> str:
     return fmt(tvs[0], 3) if fmt(tvs[0], 3) == fmt(tvs[-1], 3) else f"{fmt(tvs[0], 3)}–{fmt(tvs[-1], 3)}"
 
 
+def _audit_constant(name: str):
+    """A constant of the audit's verdict rule (specdec_site/exactness/audit.py), read from its source: the code that
+    gave the artifact's verdicts (the freshness test holds the two together), without importing torch here."""
+    tree = ast.parse((ROOT / "specdec_site" / "exactness" / "audit.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            return ast.literal_eval(node.value)
+    raise KeyError(f"specdec_site/exactness/audit.py defines no {name}")
+
+
 # The rules against the target (the correct one and the naive residual), the counterexample, the mutation table,
 # and the audit's setup, versions and summary (its rows are a table: audit_tables).
 EXACTNESS: dict[str, Callable] = {
@@ -152,6 +164,7 @@ EXACTNESS: dict[str, Callable] = {
     "audit_eagle_repaired": lambda a: _audit_row(a, "eagle-tree-sampling-repaired"),
     "audit_eagle_settings": lambda a: _audit_row(a, "eagle-tree-sampling", "settings"),
     "audit_tv_detectable": lambda a: _audit_detectable(a),
+    "audit_pass_tv": lambda a: fmt(_audit_constant("MAX_PASS_TV"), 2),
 }
 
 
