@@ -457,13 +457,12 @@ def test_capped_oracle_recosts_the_stages_oracle_and_backs_the_benchmark_page():
     assert gain["prose"] < 0.03 and gain["code"] < 0.1, gain
 
 
-def test_the_oracle_is_every_runs_ceiling_and_backs_the_targets_paragraph():
+def test_the_oracle_is_every_runs_ceiling_and_backs_the_oracle_paragraph():
     """Every specdec run of the committed policies stage is slower than its own oracle bound (eq. 13), sampled
-    runs too, whose verify line has the run's own level. The benchmark page's targets paragraph quotes the best
-    drafter's oracle speedup and the fraction of it that the 2.5x target takes: both from the rows, per prompt,
-    with the stage's seed."""
+    runs too, whose verify line has the run's own level. The details page quotes the best drafter's oracle speedup:
+    from the rows, per prompt, with the stage's seed."""
     from specdec.theory import bootstrap_median_ci
-    from specdec_site.site.values import BEST_DRAFTER_TARGET, VALUES, _Artifacts, fmt
+    from specdec_site.site.values import VALUES, _Artifacts, fmt
 
     data = json.loads((ROOT / "docs" / "data" / "cpu" / "policies.json").read_text())
     runs = [v for d in data["domains"].values() for r in d["rows"]
@@ -483,8 +482,6 @@ def test_the_oracle_is_every_runs_ceiling_and_backs_the_targets_paragraph():
     assert VALUES["pol_code_best_oracle_speedup_median"](a) == fmt(statistics.median(oracle))
     lo, hi = bootstrap_median_ci(oracle, seed=data["metadata"]["seed"])
     assert VALUES["pol_code_best_oracle_speedup_ci"](a) == f"{lo:.2f}–{hi:.2f}"
-    assert VALUES["pol_code_best_target_over_oracle"](a) == fmt(BEST_DRAFTER_TARGET / statistics.median(oracle))
-    assert VALUES["pol_code_best_target"](a) == "2.5"
     # the best drafter's median speedup is below its oracle's median (the page's "no length policy beats it")
     assert data["domains"]["code"]["summary"][best]["median"] < statistics.median(oracle)
 

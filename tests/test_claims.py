@@ -151,7 +151,8 @@ def test_no_page_types_a_result_claim_of_its_own(page):
 
 
 def test_the_benchmark_quotes_the_claims_it_makes():
-    text = (ROOT / "docs" / "benchmark.md").read_text()
+    """The Results page and its details page, between them."""
+    text = (ROOT / "docs" / "benchmark.md").read_text() + (ROOT / "docs" / "benchmark-details.md").read_text()
     for name in ("sweep_peaks", "sweep_positions", "block_expected_gains", "block_measured_intervals",
                  "tree_code_best_chain_measured"):
         assert f"[[val:{name}]]" in text, name

@@ -58,7 +58,7 @@ def test_no_policy_beats_the_oracle(pair):
     prompts = recording.with_depth([{"id": "a", "chains": chains},
                               {"id": "b", "chains": recording.record_chains(target, draft, torch.tensor([1, 5, 2]), N_NEW, K)}])
     candidates = replaying.candidates(K, prompts[0], prompts, signals=True)
-    assert {"adaptive", "adaptive, flat prior", "adaptive before issue 37", "adaptive, prior without this prompt",
+    assert {"adaptive", "adaptive, flat prior", "adaptive, earlier rule", "adaptive, prior without this prompt",
             *(f"adaptive + {s}, prior without this prompt" for s in replaying.SIGNALS)} <= set(candidates)
     for name, factory in [*policies(), *candidates.items()]:
         seconds, steps = replaying.replay_one(chains, factory(), cost)

@@ -280,10 +280,10 @@ def test_missing_or_stale_figure_fails_the_build(tmp_path):
         return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(work / "mkdocs.yml"),
                                "-d", str(tmp_path / "out")], capture_output=True, text=True, cwd=work, env=env)
 
-    (work / "docs" / "figures" / "hf_comparison.json").unlink()
+    (work / "docs" / "figures" / "hf_ratios.json").unlink()
     result = build()
-    assert result.returncode != 0 and "figure 'hf_comparison' is missing" in result.stderr
-    shutil.copy(ROOT / "docs" / "figures" / "hf_comparison.json", work / "docs" / "figures" / "hf_comparison.json")
+    assert result.returncode != 0 and "figure 'hf_ratios' is missing" in result.stderr
+    shutil.copy(ROOT / "docs" / "figures" / "hf_ratios.json", work / "docs" / "figures" / "hf_ratios.json")
     bench = work / "docs" / "data" / "cpu" / "policies.json"
     bench.write_text(bench.read_text().replace('"seed": 0', '"seed": 1', 1))
     result = build()

@@ -121,7 +121,7 @@ def hindsight_threshold(prompts: list[dict], oracles: list[float], cost: Costs, 
 
 
 def previous_adaptive(k: int):
-    """The adaptive rule before issue 37, for comparison: a flat prior (one pseudo-observation per confidence bin
+    """The library's earlier adaptive rule (before the prior and the rate test), for comparison: a flat prior (one pseudo-observation per confidence bin
     at its centre, costs 0.25 and 0.05 of a verify pass until measured) and a step that grows while the next
     draft's tokens per unit cost beat the step's own average so far, pi_{i+1} T_i > E_i (t_d + v_1)."""
     from specdec.policies import AdaptivePolicy
@@ -206,14 +206,14 @@ def signal_policy(k: int, signal: str | None, fitted_on: list[dict]):
 
 def candidates(k: int, prompt: dict, prompts: list[dict], signals: bool = False) -> dict:
     """Policy name -> factory for one prompt: the library's policies (adaptive with the shipped prior, and with a
-    flat one), the rule before issue 37, and (signals) the adaptive rule with one more signal, each with a prior
+    flat one), the earlier rule, and (signals) the adaptive rule with one more signal, each with a prior
     fitted on the other prompts."""
     from specdec.policies import AdaptivePolicy, make_policy
 
     out = {name: (lambda name=name: make_policy(name, k if name != "fixed" else 4)) for name in
            ("fixed", "confidence", "heuristic", "adaptive")}
     out["adaptive, flat prior"] = lambda: AdaptivePolicy(k, prior=False)
-    out["adaptive before issue 37"] = lambda: previous_adaptive(k)
+    out["adaptive, earlier rule"] = lambda: previous_adaptive(k)
     if signals:
         others = [p for p in prompts if p["id"] != prompt["id"]]
         for signal in (None, *SIGNALS):
@@ -282,7 +282,7 @@ def replay(args) -> None:
             table.setdefault(name, {})[domain] = (statistics.median(rates),
                                                   statistics.median(o / s for o, s in zip(oracles, seconds)))
         versus[domain] = statistics.median(old / new for old, new in
-                                           zip(runs["adaptive before issue 37"], runs["adaptive"]))
+                                           zip(runs["adaptive, earlier rule"], runs["adaptive"]))
         cap = statistics.median(oracle / oracle_plus_one(p["chains"], cost, k) for p, oracle in zip(prompts, oracles))
         references[domain] = (*hindsight_threshold(prompts, oracles, cost, k), cap)
         sensitivity[domain] = prior_sensitivity(prompts, cost, k, runs["adaptive"])
@@ -292,7 +292,7 @@ def replay(args) -> None:
     print(f"{'policy':<40}" + "".join(f"{d + ' speedup':>18}{d + ' /oracle':>18}" for d in domains))
     for name, row in table.items():
         print(f"{name:<40}" + "".join(f"{row[d][0]:>18.3f}{row[d][1]:>18.3f}" for d in domains))
-    print("\nadaptive (shipped prior) over the rule before issue 37, per prompt, median: " +
+    print("\nadaptive (shipped prior) over the earlier rule, per prompt, median: " +
           ", ".join(f"{d} {v:.3f}" for d, v in versus.items()))
     print("\n/oracle reference points (medians over the same prompts):")
     for d, (hindsight, tau, cap) in references.items():

@@ -13,61 +13,19 @@ import plotly.graph_objects as go
 
 from specdec.theory import speedup_from_tokens_per_pass
 from specdec_site.acceptance import draft_yield, tested_acceptance, theory
-from specdec_site.public_prompts import LABELS
-
-# One home for colours: the figures use them here, the visualizer gets them through visualizer.json.
-PALETTE = {
-    "code": "#3f51b5", "prose": "#e91e63", "dialogue": "#00838f", "narrative": "#8d6e63",  # domains
-    # dark enough for 3:1 on white, light enough for 3:1 on the dark scheme's slate (or toned there: DARK_TONES)
-    "p": "#3f51b5", "q": "#ef6c00", "residual": "#9c27b0", "target_only": "#607d8b",
-    "accept": "#388e3c", "reject": "#f44336", "unevaluated": "#757575",
-    # token fates in the visualizer's strip (light backgrounds under dark text)
-    "accepted": "#a5d6a7", "rejected": "#ef9a9a", "resampled": "#ce93d8", "bonus": "#90caf9",
-}
-DASH = {"greedy": "solid", "sampled": "dash"}
-
-
-def set_name(domain: str) -> str:
-    """A prompt set as the pages name it ("prose" is technical prose: the Python Language Reference)."""
-    return LABELS.get(domain, domain)
-# Layout defaults of the visualizer's small charts (drawn in the browser from visualizer.json).
-CHART_LAYOUT = {"margin": {"t": 40, "r": 10, "b": 80, "l": 50}, "height": 340, "title": {"font": {"size": 13}},
-                "legend": {"orientation": "h", "y": 1.12, "x": 1, "xanchor": "right"}}
-
-
-
-
-def chain_runs(traces: dict) -> list:
-    """The traces' chain runs under the token rule: a token-tree run (its drafter "tree", its steps listing parents)
-    and a block-verification run (its trace's verify "block": another rule, which keeps more) are drawn by the Step
-    Visualizer, and left out of every statistic of chain steps."""
-    return [r for r in traces["runs"] if r["trace"].get("drafter") != "tree" and r["trace"].get("verify", "token") == "token"]
-
-
-def layout(title: str, x: str, y: str, **extra) -> dict:
-    """The figures' common layout. Readable at 375 px as at 1400 (assets/specdec.js re-wraps the title and hides
-    the toolbar on narrow screens): the title left-aligned in the container and given its own margin (automargin), the
-    legend under the plot in the container's margin, never over the data or the axis titles."""
-    xaxis = {"title": {"text": x}, "automargin": True}
-    if x.startswith("k") or x == "draft position":
-        xaxis["dtick"] = 1  # integer ticks for k
-    # the title above the plot area (paper y = 1, anchored at its bottom), its lines pushing the top margin
-    # (automargin): a title wrapped onto several lines grows downward into its own margin, never over the data
-    base = dict(title={"text": title, "font": {"size": 14}, "x": 0, "xref": "container", "xanchor": "left",
-                       "y": 1, "yref": "paper", "yanchor": "bottom", "pad": {"b": 12, "l": 10}, "automargin": True},
-                xaxis=xaxis, yaxis={"title": {"text": y}, "automargin": True},
-                margin={"t": 30, "r": 20, "b": 20, "l": 60}, height=440,
-                legend={"orientation": "h", "x": 0, "xref": "container", "xanchor": "left", "y": 0,
-                        "yref": "container", "yanchor": "bottom"},
-                hovermode="closest")
-    for key, value in extra.items():
-        base[key] = {**base[key], **value} if isinstance(value, dict) and isinstance(base.get(key), dict) else value
-    return base
-
-
-def label(sweep: dict) -> str:
-    return f"{set_name(sweep['domain'])}, {sweep['mode']}"
-
+from specdec_site.site import pictures
+from specdec_site.site.chart import (  # noqa: F401 (the names other modules import from here)
+    CHART_LAYOUT,
+    DASH,
+    FEW_PROMPTS,
+    PALETTE,
+    chain_runs,
+    interval_label,
+    interval_name,
+    label,
+    layout,
+    set_name,
+)
 
 # ---------------------------------------------------------------- benchmark figures
 
@@ -186,29 +144,47 @@ def fig_time_breakdown(a) -> go.Figure:
     return fig
 
 
-def fig_hf_comparison(a) -> go.Figure:
-    """Per public prompt: HF assisted generation and specdec with the same draft object (the build's default draft)."""
+def _category_axis(labels: list[str]) -> dict:
+    """A y axis of numbered rows named by labels, the first on top: dots of several series can then sit side by side
+    in a row (at row ± an offset) without covering each other."""
+    return {"tickvals": list(range(len(labels))), "ticktext": labels, "range": [len(labels) - 0.5, -0.5],
+            "title": {"text": ""}, "zeroline": False, "showgrid": False}
+
+
+def fig_hf_ratios(a) -> go.Figure:
+    """Per public prompt, specdec ÷ Hugging Face's defaults with the same draft object, one dot a prompt, for the
+    adaptive policy and for a fixed k: the median and its interval beside the dots. Where the two rows part is the
+    draft-length policy's doing; the decoders are level where fixed k sits at 1."""
     pol = a["policies"]
     k = pol["variants"]["fixed"]["k"]
-    names = {"hf_constant": (f"HF assisted, constant k = {k}", PALETTE["unevaluated"]),
-             "fixed": (f"specdec, fixed k = {k}", PALETTE["q"]),
-             "hf_default": ("HF assisted, its defaults", "#00bcd4"),
-             "adaptive": ("specdec, adaptive (cap 16)", PALETTE["p"])}
-    rows = [r for d in pol["domains"].values() for r in d["rows"]]
-    prompts = [r["prompt"] for r in rows]
+    series = {"adaptive": ("adaptive ÷ HF defaults", PALETTE["p"], -0.17),
+              "fixed": (f"fixed k = {k} ÷ HF defaults", PALETTE["q"], 0.17)}
+    sets = list(pol["domains"])
     fig = go.Figure()
-    # Horizontal bars, a row per prompt (prompt names read across, not rotated under a legend); the first prompt
-    # on top. Fixed k and HF's constant k ran on the matrix's prompts only.
-    for key, (name, color) in reversed(names.items()):
-        ran = [r for r in rows if key in r["variants"]]
-        fig.add_bar(y=[r["prompt"] for r in ran], x=[r["variants"][key]["speedup"] for r in ran], name=name,
-                    orientation="h", marker={"color": color}, hovertemplate="%{y}: %{x:.2f}×<extra>" + name + "</extra>")
+    for variant, (name, color, offset) in series.items():
+        ys, xs, prompts = [], [], []
+        for row, d in enumerate(sets):
+            for r in pol["domains"][d]["rows"]:
+                v = r["variants"]
+                if variant in v and "hf_default" in v:
+                    ys.append(row + offset)
+                    xs.append(v[variant]["speedup"] / v["hf_default"]["speedup"])
+                    prompts.append(r["prompt"])
+        fig.add_scatter(x=xs, y=ys, mode="markers", name=f"{name}, a prompt", legendgroup=variant,
+                        marker={"color": color, "size": 7, "opacity": 0.5}, text=prompts,
+                        hovertemplate="%{text}: %{x:.2f}<extra>" + name + "</extra>")
+        medians = [pol["domains"][d]["summary"][variant]["over_hf_default"] for d in sets]
+        fig.add_scatter(x=[m["median"] for m in medians], y=[row + offset for row in range(len(sets))], mode="markers",
+                        name=f"{name}, median ({interval_label(medians)})", legendgroup=variant,
+                        marker={"color": color, "size": 13, "symbol": "diamond", "line": {"color": "#ffffff", "width": 1}},
+                        error_x={"type": "data", "symmetric": False, "color": color, "thickness": 2,
+                                 "array": [m["ci95"][1] - m["median"] for m in medians],
+                                 "arrayminus": [m["median"] - m["ci95"][0] for m in medians]},
+                        hovertemplate="median %{x:.2f}<extra>" + name + "</extra>")
     fig.add_vline(x=1, line={"color": "gray", "width": 1})
-    fig.update_layout(**layout(f"Same {pol['draft_variant']} draft, same target, greedy, {pol['new_tokens']} tokens: speedup per prompt",
-                               "speedup (× target-only)", "", barmode="group",
-                               height=140 + 26 * len(prompts), bargap=0.25, legend={"traceorder": "reversed"},
-                               yaxis={"type": "category", "categoryorder": "array", "categoryarray": prompts[::-1],
-                                      "title": {"text": ""}}))
+    fig.update_layout(**layout(f"specdec ÷ Hugging Face, same {pol['draft_variant']} draft, same target, greedy: "
+                               "right of 1, specdec was faster", "ratio of speedups (per prompt)", "",
+                               height=200 + 80 * len(sets), yaxis=_category_axis([set_name(d) for d in sets])))
     return fig
 
 
@@ -453,23 +429,6 @@ def _tree_bars(a, what: str, title: str, x: str) -> go.Figure:
     return fig
 
 
-# A median's "95% interval" is a percentile bootstrap over the prompts (summary.median_ci). Over few prompts it is not
-# one: with n <= 5 its ends are the smallest and the largest value (a resample's median is the smallest with
-# probability over 2.5%: 5.1% at n = 4), the range, which covers the median 87.5% of the time at n = 4. Below
-# FEW_PROMPTS a figure and a page (values.common.ci) name the interval for what it is, in the same words.
-FEW_PROMPTS = 10
-
-
-def interval_name(n: int) -> str:
-    """What a median's interval over n prompts is: "95% interval", "range (n = 4)" or "bootstrap interval (n = 7)"."""
-    return "95% interval" if n >= FEW_PROMPTS else f"range (n = {n})" if n <= 5 else f"bootstrap interval (n = {n})"
-
-
-def interval_label(entries) -> str:
-    """What the error bars of medians over several summaries are: the interval of the fewest prompts among them."""
-    return interval_name(min(e.get("prompts", FEW_PROMPTS) for e in entries))
-
-
 def _tree_entries(a, what: str) -> list[dict]:
     t = a["trees"]
     return [e[what] for d in t["domains"] for m in ("greedy", "sampled")
@@ -499,19 +458,15 @@ def _block_cats(b) -> list[tuple[str, str, dict]]:
             for d in t["domains"]]
 
 
-def _hbar(fig, cats, values, name, color, fmt=".2f", base: float = 0.0):
-    """Horizontal bars of medians with their intervals; with base = 1 (a ratio) each bar runs from 1 to the ratio,
-    so a ratio below 1 points left and the axis can show the effect instead of the distance from 0."""
-    ys, xs, lo, hi, medians = [], [], [], [], []
-    for label, e in zip(cats, values):
-        ys.append(label)
-        xs.append(e["median"] - base)
-        medians.append(e["median"])
-        lo.append(e["median"] - e["ci95"][0])
-        hi.append(e["ci95"][1] - e["median"])
-    fig.add_bar(y=ys, x=xs, base=base or None, name=name, orientation="h", marker={"color": color},
-                customdata=medians, error_x={"type": "data", "symmetric": False, "array": hi, "arrayminus": lo},
-                hovertemplate="%{y}: %{customdata:" + fmt + "}<extra>" + name + "</extra>")
+def _ratio_dots(fig, rows: int, values, name, color, fmt=".2f", offset: float = 0.0):
+    """Medians of paired ratios as dots with their intervals, one per row (at row + offset): around 1, on an axis
+    that spans the intervals, so that a difference of a few percent shows."""
+    fig.add_scatter(y=[row + offset for row in range(rows)], x=[e["median"] for e in values], name=name, mode="markers",
+                    marker={"color": color, "size": 11, "symbol": "diamond"},
+                    error_x={"type": "data", "symmetric": False, "color": color, "thickness": 2,
+                             "array": [e["ci95"][1] - e["median"] for e in values],
+                             "arrayminus": [e["median"] - e["ci95"][0] for e in values]},
+                    hovertemplate="%{x:" + fmt + "}<extra>" + name + "</extra>")
 
 
 def fig_block_ratio(a) -> go.Figure:
@@ -522,20 +477,18 @@ def fig_block_ratio(a) -> go.Figure:
     labels = [c[0] for c in cats]
     fig = go.Figure()
     entries = [c[2][key] for c in cats for key in BLOCK_RATIOS]
-    for key, (name, color) in reversed(BLOCK_RATIOS.items()):
-        _hbar(fig, labels, [c[2][key] for c in cats], name, color, ".3f", base=1.0)
+    for n, (key, (name, color)) in enumerate(BLOCK_RATIOS.items()):
+        _ratio_dots(fig, len(cats), [c[2][key] for c in cats], name, color, ".3f", offset=0.22 * (n - 1))
     fig.add_vline(x=1, line={"color": "gray", "width": 1})
     # the axis spans the intervals and 1, with a margin: ratios of 0.98-1.06 drawn from 0 looked all alike
     low = min([1.0] + [e["ci95"][0] for e in entries])
     high = max([1.0] + [e["ci95"][1] for e in entries])
     pad = 0.05 * (high - low or 0.1)
     intervals = " or ".join(dict.fromkeys(interval_label([e]) for e in sorted(entries, key=lambda e: -e["prompts"])))
-    fig.update_layout(**layout(f"Block verification ÷ token rule, per prompt (median, a bar from 1; {intervals})",
-                               "ratio (> 1: block verification ahead)", "", barmode="group",
-                               height=160 + 90 * len(cats), bargap=0.2, legend={"traceorder": "reversed"},
-                               xaxis={"range": [low - pad, high + pad]},
-                               yaxis={"type": "category", "categoryorder": "array", "categoryarray": labels[::-1],
-                                      "title": {"text": ""}}))
+    fig.update_layout(**layout(f"Block verification ÷ token rule, paired per prompt: the median and its {intervals}",
+                               "ratio (> 1: block verification kept more, or ran faster)", "",
+                               height=160 + 80 * len(cats),
+                               xaxis={"range": [low - pad, high + pad]}, yaxis=_category_axis(labels)))
     return fig
 
 
@@ -547,7 +500,7 @@ FIGURES = {
     "accepted_length_histogram": fig_accepted_length_histogram,
     "per_position_acceptance": fig_per_position_acceptance,
     "time_breakdown": fig_time_breakdown,
-    "hf_comparison": fig_hf_comparison,
+    "hf_ratios": fig_hf_ratios,
     "exactness": fig_exactness,
     "counterexample": fig_counterexample,
     "overlap": fig_overlap,
@@ -559,4 +512,6 @@ FIGURES = {
     "tree_tokens_per_pass": fig_tree_tokens_per_pass,
     "tree_speedup": fig_tree_speedup,
     "block_ratio": fig_block_ratio,
+    "tree_example": pictures.fig_tree_example,
+    "block_example": pictures.fig_block_example,
 }

@@ -28,12 +28,12 @@ from specdec_site.site.values import block, design, exactness, policies, provena
 from specdec_site.site.values.common import NOT_RUN, Artifacts, NotRecorded, NotRun, fmt, fmt_p, public_sets
 from specdec_site.site.values.design import DESIGN_PROBE, DESIGN_REPLAY, design_replay, replay_tables
 from specdec_site.site.values.exactness import audit_tables
-from specdec_site.site.values.policies import BEST_DRAFTER_TARGET, over_capped_oracle
+from specdec_site.site.values.policies import over_capped_oracle
 from specdec_site.site.values.trees import tree_set_table, tree_tables
 
 _Artifacts = Artifacts  # the name tests and callers have imported
 
-__all__ = ["BEST_DRAFTER_TARGET", "DESIGN_PROBE", "DESIGN_REPLAY", "NOT_RUN", "PROMPT_SETS", "VALUES", "NotRecorded",
+__all__ = ["DESIGN_PROBE", "DESIGN_REPLAY", "NOT_RUN", "PROMPT_SETS", "VALUES", "NotRecorded",
            "NotRun", "audit_tables", "build_values", "compute_values", "design_replay", "fmt", "fmt_p",
            "over_capped_oracle", "prompt_set", "replay_tables", "tree_set_table", "tree_tables", "value_or_not_run"]
 
@@ -55,6 +55,7 @@ def build_values() -> dict[str, Callable]:
         sweep.THEORY,
         policies.policy_values(sets),
         traces.TRACES,
+        traces.EXAMPLES,
         exactness.EXACTNESS,
         design.DESIGN,
         exactness.SETUP,

@@ -73,7 +73,7 @@ def _block_expected_ahead(a) -> str:
              and v["summary"]["expected_ratio"]["ci95"][0] >= 1]
     return (f"on every set ({len(ahead)} of {len(t['domains'])}), each interval's lower end at 1 or above"
             if len(ahead) == len(t["domains"])
-            else f"on {len(ahead)} of {len(t['domains'])} sets ({', '.join(ahead) or 'none'}) with the interval's "
+            else f"on {len(ahead)} of {len(t['domains'])} sets ({', '.join(LABELS.get(d, d) for d in ahead) or 'none'}) with the interval's "
                  "lower end at 1 or above")
 
 

@@ -74,3 +74,74 @@ TRACES: dict[str, Callable] = {
     "trace_tree_nodes": lambda a: next(r["trace"]["steps"][0]["k"] for r in a["traces"]["runs"]
                                        if r["trace"].get("drafter") == "tree"),
 }
+
+
+def _tree_fact(name: str, digits: int | None = None) -> Callable:
+    """A fact of the recorded tree step the Results page draws (pictures.tree_example): the same step as the picture."""
+    from specdec_site.site.pictures import ORDINALS, tree_example, tree_example_facts
+
+    def value(a):
+        run, step = tree_example(a["traces"]) or (None, None)
+        if run is None:
+            return "–"
+        facts = tree_example_facts(run, step, escape=False)
+        if name == "branch_rank":
+            return ORDINALS.get(facts[name], f"{facts[name]}th")
+        return fmt(facts[name], digits) if digits is not None else facts[name]
+    return value
+
+
+def _block_step_fact(which: str, name: str) -> Callable:
+    """A fact of the two recorded block steps the Results page draws (pictures.block_examples): the step where block
+    verification expects the most over the token rule ("best") and the one where it expects the least ("worst")."""
+    from specdec_site.site.pictures import block_examples, block_step_facts
+
+    def value(a):
+        found = block_examples(a["traces"])
+        if found is None:
+            return "–"
+        facts = block_step_facts(found[1] if which == "best" else found[2])
+        if name == "first_ratio":
+            return fmt(facts["ratios"][0])
+        if name == "peak_weight":  # the running weight's highest point after the first draft
+            return fmt(max(facts["weights"][1:], default=facts["weights"][0]))
+        if name == "verdict":
+            return "more" if facts["block"] > facts["token"] else "fewer" if facts["block"] < facts["token"] else "as many"
+        return fmt(facts[name]) if isinstance(facts[name], float) else facts[name]
+    return value
+
+
+# The Results page's two teaching pictures: a tree step whose path leaves the draft's first choices, and two block
+# steps (the rules' expected drafts kept on the same drafts).
+EXAMPLES: dict[str, Callable] = {
+    "tree_step_run": _tree_fact("run"),
+    "tree_step_step": _tree_fact("step"),
+    "tree_step_nodes": _tree_fact("nodes"),
+    "tree_step_tree_kept": _tree_fact("tree_kept"),
+    "tree_step_chain_kept": _tree_fact("chain_kept"),
+    "tree_step_branch_token": _tree_fact("branch_token"),
+    "tree_step_first_token": _tree_fact("first_token"),
+    "tree_step_branch_rank": _tree_fact("branch_rank"),
+    "tree_step_branch_q": _tree_fact("branch_q", 3),
+    "tree_step_first_q": _tree_fact("first_q", 3),
+    "block_step_best_step": _block_step_fact("best", "step"),
+    "block_step_best_token": _block_step_fact("best", "token"),
+    "block_step_best_block": _block_step_fact("best", "block"),
+    "block_step_best_first_ratio": _block_step_fact("best", "first_ratio"),
+    "block_step_best_peak_weight": _block_step_fact("best", "peak_weight"),
+    "block_step_best_verdict": _block_step_fact("best", "verdict"),
+    "block_step_worst_step": _block_step_fact("worst", "step"),
+    "block_step_worst_token": _block_step_fact("worst", "token"),
+    "block_step_worst_block": _block_step_fact("worst", "block"),
+    "block_step_worst_first_ratio": _block_step_fact("worst", "first_ratio"),
+    "block_step_worst_peak_weight": _block_step_fact("worst", "peak_weight"),
+    "block_step_worst_verdict": _block_step_fact("worst", "verdict"),
+    "block_step_run": lambda a: block_examples_run(a) or "–",
+}
+
+
+def block_examples_run(a) -> str | None:
+    from specdec_site.site.pictures import block_examples
+
+    found = block_examples(a["traces"])
+    return found[0]["id"] if found else None

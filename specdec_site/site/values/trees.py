@@ -17,8 +17,6 @@ from specdec_site.engine.config import FULL
 from specdec_site.public_prompts import LABELS
 from specdec_site.site.values.common import NotRecorded, ci, fmt, per_set, verdict
 
-TREE_RATIO = 1.5  # issue 45's bar: the best tree's tokens per pass over the best chain's, on code, greedy
-
 
 def _tree_prediction(t: dict, variant: str, curves: dict) -> dict:
     """The cost model's tokens per pass and per-step speedup of a variant's shape on the given cost curves (this
@@ -45,13 +43,6 @@ def _pass_cost(a, role: str, rows: int) -> float:
 
 def _cost_ratio(role: str, rows: int) -> Callable:
     return lambda a: fmt(_pass_cost(a, role, rows))
-
-
-def _tree_ratio_verdict(a) -> str:
-    """Whether the larger measured tree's tokens per pass reach TREE_RATIO times the chain's, on code, greedy."""
-    best = max(_tree_entry("code", "greedy", v, "tokens_per_pass_over_chain")(a)["median"]
-               for v in ("tree", "tree_gpu_like"))
-    return f"met ({fmt(best)}× ≥ {TREE_RATIO}×)" if best >= TREE_RATIO else f"not met ({fmt(best)}× < {TREE_RATIO}×)"
 
 
 def _tree_median(domain: str, mode: str, variant: str, measure: str) -> Callable:
@@ -129,10 +120,8 @@ def tree_values() -> dict[str, Callable]:
         "tree_draft_ms": lambda a: f"{1e3 * a['trees']['cost_curves']['draft']['seconds'][0]:.0f}",
         "tree_knee_rows": lambda a: f"{a['trees']['gpu_like_curves']['target']['knee_rows']:.0f}",
         "tree_dynamic_width": lambda a: a["trees"]["dynamic_width"],
-        "tree_ratio_bar": lambda a: f"{TREE_RATIO}",
         "tree_h200_bandwidth": lambda a: f"{H200['bandwidth'] / 1e12:g} TB/s",
         "tree_h200_flops": lambda a: f"{H200['flops'] / 1e12:g} TFLOP/s",
-        "tree_ratio_verdict": _tree_ratio_verdict,
         "tree_cost_target_8": _cost_ratio("target", 8),
         "tree_cost_target_32": _cost_ratio("target", 32),
         "tree_cost_target_64": _cost_ratio("target", 64),
@@ -182,7 +171,7 @@ def tree_values() -> dict[str, Callable]:
         "tree_set_code_tree_gpu_tpp": lambda a: fmt(_by_set(a, "code")["choice"]["tree_gpu_like"]["tokens_per_pass"]),
         "tree_set_code_chain_tpp": lambda a: fmt(_by_set(a, "code")["choice"]["chain"]["tokens_per_pass"]),
         "tree_set_code_chain_k": lambda a: _by_set(a, "code")["choice"]["chain"]["depth"],
-        "tree_set_code_ratio_verdict": lambda a: _ratio_verdict(_set_ratio(_by_set(a, "code"))),
+        "tree_set_code_ratio": lambda a: f"{fmt(_set_ratio(_by_set(a, 'code')))}×",
     }
 
 
@@ -198,14 +187,6 @@ def _set_ratio(entry: dict) -> float:
     """The model's tokens per pass of the roofline's tree over this device's best chain's, fitted on one set (the
     measured bar's ratio, predicted)."""
     return entry["choice"]["tree_gpu_like"]["tokens_per_pass"] / entry["choice"]["chain"]["tokens_per_pass"]
-
-
-def _ratio_verdict(ratio: float) -> str:
-    """The model's ratio for code against the target ratio, and what it means for a tree chosen for code."""
-    if ratio >= TREE_RATIO:
-        return f"{fmt(ratio)}×, at or above the target of {TREE_RATIO}×: a tree chosen for code alone would reach it"
-    return (f"{fmt(ratio)}×, below the target of {TREE_RATIO}×: on code, with this pair, that ratio is out of reach of "
-            "any tree this model finds, not only of the tree measured here")
 
 
 def tree_set_table(t: dict) -> dict:
