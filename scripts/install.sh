@@ -61,3 +61,12 @@ if [ ! -f "$austen/data/Rdata.rdb" ] && [ ! -f /usr/lib/R/site-library/janeauste
     echo "install.sh: no apt-get here; the narrative prompt set needs the janeaustenr R package (see README)"
   fi
 fi
+# The browser tests' accessibility checker, axe-core (package.json, pinned by package-lock.json): npm's registry, no
+# browser download. Without npm the accessibility test fails and says how to install it.
+if [ ! -f node_modules/axe-core/axe.min.js ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  if command -v npm >/dev/null; then
+    npm ci --no-audit --no-fund --loglevel=error >/dev/null || echo "install.sh: npm ci failed; the accessibility test needs axe-core"
+  else
+    echo "install.sh: no npm here; the accessibility test needs axe-core (apt-get install npm, then bash scripts/install.sh)"
+  fi
+fi

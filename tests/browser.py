@@ -54,7 +54,10 @@ DRAWN = """() => {
 
 
 def wait_until_drawn(page, timeout: float = 15000) -> None:
-    """Wait for what the page draws (DRAWN), then for two frames, so that layout has settled."""
+    """Draw every figure now (a reader's page draws a figure as it nears the viewport: specdec.js drawAll), wait for
+    what the page draws (DRAWN), then for two frames, so that layout has settled."""
+    page.wait_for_function("() => !!window.specdecSite", timeout=timeout)
+    page.evaluate("() => window.specdecSite.drawAll()")
     page.wait_for_function(DRAWN, timeout=timeout)
     page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
 

@@ -31,7 +31,7 @@ pytestmark = pytest.mark.build
 
 WORDS = ["<unk>", "</s>", "def", "return", "x", "y", "+", "(", ")", ":", "the", "a", "of", "to", "and", "is", "in",
          "if", "for", "not"]
-PAGES = ["", "visualizer/", "playground/", "benchmark/", "math/", "choosing-k/", "exactness/", "reproduce/", "glossary/",
+PAGES = ["", "visualizer/", "playground/", "benchmark/", "benchmark-details/", "math/", "choosing-k/", "exactness/", "reproduce/", "glossary/",
          "source/"]
 # Phrases that state what the measured run was: each must be true of the set's artifacts where a page says it.
 MODEL_WORDS = re.compile(r"Qwen[\w.-]*\w|\b[01]\.5B\b|Q4_K_M|GGUF")

@@ -21,7 +21,7 @@ from specdec_site.exactness.mutants import naive_rule
 
 pytestmark = [needs_chromium, pytest.mark.browser]
 
-PAGES = ["", "visualizer/", "playground/", "benchmark/", "math/", "choosing-k/", "exactness/", "notebooks/walkthrough/",
+PAGES = ["", "visualizer/", "playground/", "benchmark/", "benchmark-details/", "math/", "choosing-k/", "exactness/", "notebooks/walkthrough/",
          "reproduce/",
          "source/"]
 

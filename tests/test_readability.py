@@ -18,7 +18,7 @@ from browser import charts_drawn, needs_chromium, open_page, settle, shot
 
 pytestmark = [needs_chromium, pytest.mark.browser]
 
-FIGURE_PAGES = ["", "benchmark/", "math/", "exactness/"]
+FIGURE_PAGES = ["", "benchmark/", "benchmark-details/", "math/", "exactness/"]
 WIDTHS = [1400, 375]
 SCHEMES = ["default", "slate"]
 
@@ -215,7 +215,7 @@ def playground_problems(page, width: int, presets: int) -> list[str]:
 
 
 def test_time_breakdown_draws_the_target_only_bar(loaded):
-    page, _ = loaded("benchmark/")
+    page, _ = loaded("benchmark-details/")
     page.wait_for_function("document.getElementById('fig-time_breakdown') && "
                            "document.getElementById('fig-time_breakdown').classList.contains('js-plotly-plot')")
     bars = page.evaluate("""() => Array.from(document.querySelectorAll('#fig-time_breakdown .trace.bars'))

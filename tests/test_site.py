@@ -19,7 +19,7 @@ import pytest
 from browser import ROOT, SHOTS, build_site, charts_drawn, needs_chromium, open_page, serve, shot
 from entry import run_entries
 
-PAGES = ["", "visualizer/", "playground/", "benchmark/", "math/", "choosing-k/", "exactness/", "notebooks/walkthrough/",
+PAGES = ["", "visualizer/", "playground/", "benchmark/", "benchmark-details/", "math/", "choosing-k/", "exactness/", "notebooks/walkthrough/",
          "reproduce/",
          "source/"]
 
@@ -156,6 +156,9 @@ def test_instant_navigation_renders_figures(site, browser):
     page.click("a.md-nav__link[href$='benchmark/']")
     page.wait_for_url("**/benchmark/")
     assert page.evaluate("() => window.__probe") == 1, "the click reloaded the page: instant navigation is off"
+    # the figures near the viewport draw at once, the rest as the reader scrolls to them
+    page.wait_for_function("document.querySelectorAll('.specdec-figure.js-plotly-plot').length > 0", timeout=15000)
+    scroll_through(page)
     page.wait_for_function(f"document.querySelectorAll('.specdec-figure.js-plotly-plot').length === {markers('benchmark/')}",
                            timeout=15000)
     # KaTeX, loaded on demand, also renders a page reached without a reload (and from a page without math)
@@ -163,6 +166,85 @@ def test_instant_navigation_renders_figures(site, browser):
     page.wait_for_url("**/math/")
     page.wait_for_function("document.querySelectorAll('.katex-display .tag').length >= 9", timeout=15000)
     assert log["errors"] == []
+    page.close()
+
+
+def scroll_through(page) -> None:
+    """Scroll from the top of the page to its bottom as a reader would, a screen at a time."""
+    page.evaluate("""async () => {
+      for (let y = 0; y < document.documentElement.scrollHeight; y += window.innerHeight / 2) {
+        window.scrollTo(0, y);
+        await new Promise(r => setTimeout(r, 60));
+      }
+    }""")
+
+
+def test_a_figure_is_drawn_when_it_nears_the_viewport_in_the_space_kept_for_it(site, browser):
+    """The Results page at 1400 px: at load only the figures near the first screen are drawn; a figure far below is
+    drawn when scrolled to, in the height the page reserved for it (nothing below it moves: no layout shift)."""
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(site + "benchmark/", wait_until="load")
+    page.wait_for_function("() => !!window.specdecSite", timeout=15000)
+    page.wait_for_timeout(1500)
+    states = page.evaluate("""() => Array.from(document.querySelectorAll('.specdec-figure')).map(d => ({
+        drawn: d.classList.contains('js-plotly-plot'), top: d.getBoundingClientRect().top + window.scrollY,
+        height: d.getBoundingClientRect().height}))""")
+    assert not states[-1]["drawn"] and states[-1]["top"] > 3000, states[-1]
+    last = len(states) - 1
+    page.evaluate(f"document.querySelectorAll('.specdec-figure')[{last}].scrollIntoView()")
+    page.wait_for_function(f"document.querySelectorAll('.specdec-figure')[{last}].classList.contains('js-plotly-plot')",
+                           timeout=15000)
+    after = page.evaluate(f"""() => {{ const d = document.querySelectorAll('.specdec-figure')[{last}];
+        return {{height: d.getBoundingClientRect().height, top: d.getBoundingClientRect().top + window.scrollY}}; }}""")
+    assert abs(after["height"] - states[-1]["height"]) < 2 and abs(after["top"] - states[-1]["top"]) < 2, (states[-1], after)
+    page.close()
+
+
+def test_every_figure_carries_its_data_as_a_table(loaded):
+    """A reader who cannot see a plot gets its numbers: each figure is followed by a closed <details> whose table
+    holds a row per plotted point of its named series."""
+    page, _ = loaded("benchmark/")
+    found = page.evaluate("""() => Array.from(document.querySelectorAll('.specdec-figure')).map(d => {
+        const t = d.nextElementSibling && d.nextElementSibling.nextElementSibling;
+        const points = (d.data || []).filter(tr => tr.name && Array.isArray(tr.x) && Array.isArray(tr.y))
+          .reduce((n, tr) => n + Math.min(tr.x.length, tr.y.length), 0);
+        return [d.id, t && t.tagName, t && t.querySelectorAll('tbody tr').length, points];
+    })""")
+    assert found and all(tag == "DETAILS" and rows == points > 0 for _, tag, rows, points in found), found
+
+
+def test_the_visualizer_page_carries_one_run_and_fetches_the_others(site, browser, site_folder):
+    """The Step Visualizer's HTML holds its opening run whole and the others as a line each (under 100 KB, where all
+    of them made 1.16 MB); a run chosen in the selector is fetched from its file and drawn, and its token strip is
+    one Tab stop."""
+    html_bytes = (site_folder / "visualizer" / "index.html").stat().st_size
+    files = sorted((site_folder / "assets" / "visualizer-runs").glob("*.json"))
+    runs = json.loads((ROOT / "docs" / "figures" / "visualizer.json").read_text())["runs"]
+    assert html_bytes < 100_000, html_bytes
+    assert len(files) == len(runs) - 1 and all(json.loads(f.read_text())["trace"]["steps"] for f in files)
+    page, log = open_page(browser, site + "visualizer/")
+    options = page.evaluate("() => Array.from(document.getElementById('sv-prompt').options).map(o => o.value)")
+    before = page.inner_text(".sv-step-label")
+    page.select_option("#sv-prompt", options[-1])
+    page.wait_for_function(f"document.querySelector('.sv-step-label').textContent !== {json.dumps(before)}", timeout=15000)
+    assert page.inner_text(".sv-file-status") == "" and log["errors"] == [] and log["failed"] == []
+    assert page.evaluate("() => document.querySelectorAll('.sv-strip [tabindex=\"0\"]').length") == 1
+    page.close()
+
+
+def test_the_keyboard_keeps_its_place_in_the_visualizer(site, browser):
+    """Enter on a row of the step's table chooses it and the focus stays on that row (the table is rebuilt: the focus
+    fell to <body>); in the token strip, → moves to the next step and the focus follows it."""
+    page, _ = open_page(browser, site + "visualizer/")
+    page.focus(".sv-detail tr.sv-row:nth-of-type(3)")
+    pos = page.evaluate("() => document.activeElement.dataset.pos")
+    page.keyboard.press("Enter")
+    assert page.evaluate("() => [document.activeElement.tagName, document.activeElement.dataset.pos]") == ["TR", pos]
+    page.focus(".sv-strip .sv-tok[tabindex='0']")
+    step = page.evaluate("() => document.activeElement.closest('.sv-step').dataset.step")
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(f"document.activeElement.closest('.sv-step') && "
+                           f"document.activeElement.closest('.sv-step').dataset.step === '{int(step) + 1}'", timeout=5000)
     page.close()
 
 

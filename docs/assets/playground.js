@@ -305,7 +305,8 @@
     root.appendChild(this.message);
     this.table = el("div", { class: "pg-table-wrap" });
     root.appendChild(this.table);
-    root.appendChild(el("div", { class: "pg-chart", id: "pg-rule-chart" }));
+    root.appendChild(el("div", { class: "pg-chart", id: "pg-rule-chart", role: "figure",
+      "aria-label": "p, q, the residual and the rule's exact output (the numbers are in the table below)" }));
     const sample = el("div", { class: "pg-row" });
     const nInput = el("input", { type: "number", id: "pg-n", min: "1000", max: "100000", step: "1000", value: "100000" });
     const seedInput = el("input", { type: "number", id: "pg-seed", min: "0", step: "1", value: "1" });
@@ -453,6 +454,7 @@
     this.root = root;
     this.presets = data.block.presets;
     this.k = data.block.k;
+    this.palette = data.palette;
     root.textContent = "";
     const top = el("div", { class: "pg-row" });
     const presetSel = el("select", { id: "pg-block-preset", "aria-label": "Preset" });
@@ -466,6 +468,9 @@
     root.appendChild(this.hint);
     this.summary = el("p", { class: "pg-result", id: "pg-block-summary", role: "status", "aria-live": "polite" });
     root.appendChild(this.summary);
+    // both rules' expected accepted drafts, paired, per draft block and over all of them (the table has the numbers)
+    root.appendChild(el("div", { class: "pg-chart", id: "pg-block-chart", role: "figure",
+      "aria-label": "Expected accepted drafts, token rule beside block verification, per draft block" }));
     this.table = el("div", { class: "pg-table-wrap", id: "pg-block-table" });
     root.appendChild(this.table);
     const sample = el("div", { class: "pg-row" });
@@ -519,6 +524,26 @@
     });
     this.table.textContent = "";
     this.table.appendChild(table);
+    this.chart(t);
+  };
+  BlockPanel.prototype.chart = function (t) {
+    // Paired bars: per draft block (the most probable first, at most 8, then "all blocks", weighted by q), each
+    // rule's expected accepted drafts. Where block verification's bar is taller, the block as a whole was worth more
+    // than its weakest draft.
+    const self = this, pal = tonedPalette(this.palette);
+    const rows = t.rows.slice().sort(function (a, b) { return b.q - a.q; }).slice(0, 8);
+    const x = rows.map(function (r) { return r.drafts.map(function (d) { return self.labels[d]; }).join(" "); }).concat(["all blocks"]);
+    const traces = [
+      { type: "bar", name: "token rule", x: x, y: rows.map(function (r) { return r.token; }).concat([t.token]),
+        marker: { color: pal.p }, hovertemplate: "%{x}: %{y:.3f}<extra>token rule</extra>" },
+      { type: "bar", name: "block verification", x: x, y: rows.map(function (r) { return r.block; }).concat([t.block]),
+        marker: { color: pal.accept }, hovertemplate: "%{x}: %{y:.3f}<extra>block verification</extra>" },
+    ];
+    const div = document.getElementById("pg-block-chart");
+    Plotly.react(div, traces, themed(titled(div, "Expected accepted drafts, by draft block (the likeliest) and over all",
+      { barmode: "group", height: 320, margin: { t: 30, r: 10, b: 60, l: 45 }, legend: { orientation: "h", y: -0.3 },
+        xaxis: { title: { text: "draft block" }, type: "category" },
+        yaxis: { title: { text: "accepted drafts" }, range: [0, this.k] } })), configFor(div)).then(noTabStops);
   };
   BlockPanel.prototype.sample = function () {
     const n = Number(this.nInput.value), seed = Number(this.seedInput.value), rule = this.ruleSel.value, k = this.k;
@@ -576,7 +601,8 @@
     root.appendChild(grid);
     this.readout = el("p", { class: "pg-result", id: "pg-speedup-readout", role: "status", "aria-live": "polite" });
     root.appendChild(this.readout);
-    root.appendChild(el("div", { class: "pg-chart", id: "pg-speedup-chart" }));
+    root.appendChild(el("div", { class: "pg-chart", id: "pg-speedup-chart", role: "figure",
+      "aria-label": "Speedup against k: the theory for these numbers beside the measured sweep (the readout beside it says it in words)" }));
     this.render();
   }
   function bestOf(values) {

@@ -155,26 +155,64 @@
   }
 
   // ------------------------------------------------------------------ static figures
-  function renderFigures() {
-    // the figures' JSON rides in <template> elements (the hook says why: instant navigation re-runs scripts)
-    document.querySelectorAll("template.specdec-figure-data").forEach(function (template) {
-      const div = document.getElementById(template.dataset.for);
-      if (!div) return;
-      const fig = JSON.parse(template.content.textContent);
-      const width = div.clientWidth || window.innerWidth;
-      div.dataset.narrow = String(width < NARROW);
-      Plotly.react(div, tonedTraces(fig.data), themed(fitted(titleAbove(div, fig.layout || {}), width)), plotConfig(width)).then(noTabStops);
+  // A figure is drawn when it nears the viewport (Distill's way), not all at load: a page of sixteen figures drew
+  // them in one 3.9 s task before the reader could scroll. plotly.js itself loads when the first figure nears the
+  // viewport, after the text has painted. Each figure's height is reserved by the hook (min-height), so drawing it
+  // moves nothing below it. Printing, or a test, draws them all (drawAll).
+  function drawFigure(template) {
+    const div = document.getElementById(template.dataset.for);
+    if (!div) return Promise.resolve();
+    const fig = JSON.parse(template.content.textContent);
+    const width = div.clientWidth || window.innerWidth;
+    div.dataset.narrow = String(width < NARROW);
+    div._specdecDrawn = true;
+    return Plotly.react(div, tonedTraces(fig.data), themed(fitted(titleAbove(div, fig.layout || {}), width)), plotConfig(width)).then(noTabStops);
+  }
+  function figureTemplates(drawnOnly) {
+    return Array.from(document.querySelectorAll("template.specdec-figure-data")).filter(function (t) {
+      const div = document.getElementById(t.dataset.for);
+      return div && (!drawnOnly || div._specdecDrawn);
     });
   }
+  let figureObserver = null;
+  function renderFigures() {
+    // on a page's first visit and after instant navigation: the previous page's observer watches nothing here
+    if (figureObserver) figureObserver.disconnect();
+    const templates = figureTemplates(false);
+    if (!templates.length) return;
+    if (!("IntersectionObserver" in window)) { withPlotly(function () { templates.forEach(drawFigure); }); return; }
+    figureObserver = new IntersectionObserver(function (entries, observer) {
+      entries.forEach(function (entry) {
+        if (!entry.isIntersecting) return;
+        observer.unobserve(entry.target);
+        const template = document.querySelector('template.specdec-figure-data[data-for="' + entry.target.id + '"]');
+        if (template) withPlotly(function () { drawFigure(template); });
+      });
+    }, { rootMargin: "600px 0px" });
+    templates.forEach(function (t) { figureObserver.observe(document.getElementById(t.dataset.for)); });
+  }
+  function redrawFigures() {
+    // a re-theme or a change of width class: the figures already drawn, again (the others draw when seen)
+    figureTemplates(true).forEach(drawFigure);
+  }
+  function drawAll() {
+    // every figure now, whether seen or not (printing; tests that read every figure)
+    return new Promise(function (resolve) {
+      const templates = figureTemplates(false);
+      if (!templates.length) { resolve(); return; }
+      withPlotly(function () { Promise.all(templates.map(drawFigure)).then(resolve, resolve); });
+    });
+  }
+  window.addEventListener("beforeprint", drawAll);
   let resizeTimer = null;
   window.addEventListener("resize", function () {
     clearTimeout(resizeTimer);
     resizeTimer = setTimeout(function () {
       if (!window.Plotly) return;
       const changed = Array.from(document.querySelectorAll(".specdec-figure")).some(function (div) {
-        return div.dataset.narrow !== String((div.clientWidth || window.innerWidth) < NARROW);
+        return div._specdecDrawn && div.dataset.narrow !== String((div.clientWidth || window.innerWidth) < NARROW);
       });
-      if (changed) renderFigures();
+      if (changed) redrawFigures();
     }, 200);
   });
 
@@ -198,7 +236,7 @@
   // Shared with the Step Visualizer (visualizer.js) and the Playground (playground.js), which load after this file.
   window.specdecSite = { dark: dark, tone: tone, themed: themed, titled: titled, el: el, esc: esc, visible: visible,
     fmt: fmt, textWidth: textWidth, configFor: configFor, noTabStops: noTabStops, withPlotly: withPlotly,
-    withTraceFile: withTraceFile };
+    withTraceFile: withTraceFile, drawAll: drawAll };
 
   // ------------------------------------------------------------------ Home's strip: a recorded run, step by step
   // Leviathan et al.'s Figure 1 from this site's data: each step's accepted drafts, the rejected one (struck
@@ -299,7 +337,7 @@
 
   function rerenderThemed() {
     if (!window.Plotly) return;
-    renderFigures();
+    redrawFigures();
   }
 
   // A widget's script (visualizer.js, playground.js) is loaded by the pages that show the widget (the hook's
@@ -321,14 +359,16 @@
       code.setAttribute("tabindex", "0");
       code.setAttribute("aria-label", "BibTeX entry");
     });
-    document.querySelectorAll(".md-typeset__scrollwrap, .katex-display").forEach(function (box) {
+    // a notebook's code cell (.highlight-ipynb) and output scroll sideways too
+    document.querySelectorAll(".md-typeset__scrollwrap, .katex-display, .highlight-ipynb, .jp-OutputArea-output pre").forEach(function (box) {
       const scrolls = box.scrollWidth > box.clientWidth + 1;
       const focusable = box.querySelector("a, button, input, select, textarea, [tabindex]");
       if (scrolls && !focusable) {
         box.setAttribute("tabindex", "0");
         box.setAttribute("role", "region");
         box.setAttribute("aria-label", box.classList.contains("katex-display") ? "equation (scrolls sideways)"
-          : "table (scrolls sideways)");
+          : box.classList.contains("highlight-ipynb") ? "code cell (scrolls sideways)"
+          : box.tagName === "PRE" ? "cell output (scrolls sideways)" : "table (scrolls sideways)");
       } else if (!scrolls && box.getAttribute("role") === "region") {
         ["tabindex", "role", "aria-label"].forEach(function (a) { box.removeAttribute(a); });
       }
@@ -345,7 +385,7 @@
     focusableScrollers();
     renderStrip();
     withKatex(function () { renderMath(); focusableScrollers(); });
-    withPlotly(renderFigures);
+    renderFigures();
   }
 
   // Material's instant navigation swaps pages without a reload: document$ emits on every page.

@@ -59,7 +59,8 @@
   // Colours come from visualizer.json (figures.PALETTE); fates are the recorded ones (tracefile.js, stepFates).
   function Visualizer(root, data) {
     this.root = root;
-    this.runs = data.runs.map(withFates);
+    // the opening run comes whole; the others as a line each, with the URL of their file (fetched when chosen)
+    this.runs = data.runs.map(function (r) { return r.file ? r : withFates(r); });
     this.palette = data.palette;
     this.chartLayout = data.layout;
     const runs = this.runs;
@@ -123,7 +124,7 @@
   };
   // A token-tree run verified by recursive rejection sampling (its children drawn from q), beside the same prompt's
   // sample-and-match one
-  function sampledChildren(r) { return r.trace.steps.some(traceFile.isRejection); }
+  function sampledChildren(r) { return r.file ? !!r.rejection : r.trace.steps.some(traceFile.isRejection); }
 
   Visualizer.prototype.tok = function (id) {
     const vocab = this.run.vocab, key = String(id);
@@ -147,7 +148,7 @@
       seen[key] = true;
       const tree = r.trace.drafter === "tree";
       // the tree's size: its largest step's (a step of 0 nodes, near max_new_tokens, may come first)
-      const nodes = r.trace.steps.reduce(function (most, s) { return Math.max(most, s.k); }, 0);
+      const nodes = r.file ? r.nodes : r.trace.steps.reduce(function (most, s) { return Math.max(most, s.k); }, 0);
       const policy = tree ? "token tree" + (sampledChildren(r) ? " (sampled children)" : "") + ", " + nodes + " nodes, depth ≤ " + r.trace.k
         : (r.policy === "fixed" ? "k = " + r.trace.k : r.policy + " policy, k ≤ " + r.trace.k) +
           (r.trace.verify === "block" ? ", block verification" : "");
@@ -187,19 +188,30 @@
       legend.appendChild(el("span", { class: "sv-tok sv-" + pair[0] }, pair[1]));
     });
     root.appendChild(legend);
-    root.appendChild(el("div", { class: "sv-strip", role: "list", "aria-label": "Generated tokens by step" }));
+    root.appendChild(el("div", { class: "sv-strip", role: "list",
+      "aria-label": "Generated tokens by step: one Tab stop, ← and → move between steps" }));
     root.appendChild(el("div", { class: "sv-detail" }));
     const charts = el("div", { class: "sv-charts" });
-    charts.append(el("div", { class: "sv-chart", id: "sv-chart-pq" }), el("div", { class: "sv-chart", id: "sv-chart-accept" }));
+    // each chart named for a screen reader (role "figure": Plotly's toolbar buttons are inside); the step's table
+    // below holds the same numbers as text
+    charts.append(el("div", { class: "sv-chart", id: "sv-chart-pq", role: "figure",
+                              "aria-label": "p and q of each drafted token at this step (the table below lists them)" }),
+                  el("div", { class: "sv-chart", id: "sv-chart-accept", role: "figure",
+                              "aria-label": "Each draft's acceptance probability against its uniform draw (the table below lists them)" }));
     root.appendChild(charts);
     const mask = el("div", { class: "sv-mask" });
     mask.style.display = "none";
     root.appendChild(mask);
-    root.appendChild(el("div", { class: "sv-chart", id: "sv-chart-residual" }));
+    root.appendChild(el("div", { class: "sv-chart", id: "sv-chart-residual", role: "figure",
+                                 "aria-label": "The residual the extra token is drawn from, at a rejection" }));
 
     function pick() {
       const found = self.runs.find(function (r) { return self.runKey(r) === promptSel.value && r.mode === modeSel.value; });
-      if (found) { self.run = found; self.step = 0; self.pos = openingPosition(found.trace.steps[0]); self.renderRun(); }
+      if (!found) return;
+      self.loadRun(found).then(function (run) {
+        if (!run) return;
+        self.run = run; self.step = 0; self.pos = openingPosition(run.trace.steps[0]); self.renderRun();
+      });
     }
     promptSel.addEventListener("change", pick);
     modeSel.addEventListener("change", pick);
@@ -218,6 +230,35 @@
     };
     document.addEventListener("keydown", window._specdecKeys);
     this.renderRun();
+  };
+
+  // A run of the page that came as a line (its file's URL): fetched once, then whole in this.runs. The status line
+  // says what is loading, and why a run could not be (the page's other runs stay).
+  Visualizer.prototype.loadRun = function (r) {
+    const self = this;
+    if (!r.file) return Promise.resolve(r);
+    const status = this.root.querySelector(".sv-file-status");
+    const ticket = this.loading = (this.loading || 0) + 1;  // a run chosen later wins over one still loading
+    status.textContent = "Loading the run\u2026";
+    status.setAttribute("aria-busy", "true");
+    return fetch(r.file).then(function (response) {
+      if (!response.ok) throw new Error("HTTP " + response.status);
+      return response.json();
+    }).then(function (full) {
+      const run = withFates(full);
+      const i = self.runs.indexOf(r);
+      if (i >= 0) self.runs[i] = run;
+      status.setAttribute("aria-busy", "false");
+      if (ticket !== self.loading) return null;
+      status.textContent = "";
+      status.classList.remove("sv-file-error");
+      return run;
+    }).catch(function (err) {
+      status.setAttribute("aria-busy", "false");
+      status.classList.add("sv-file-error");
+      status.textContent = "Could not load this run (" + err.message + "); reload the page to try again.";
+      return null;
+    });
   };
 
   // A trace file: read, parsed and checked (tracefile.js), then drawn; its runs replace the page's only once they are
@@ -319,10 +360,16 @@
   // A token of the strip: its text as written, so that code keeps its layout (spaces as spaces, a newline ends the
   // line after a ↵ that shows it; ␣/↵ for every character had made code unreadable). Inline, so that the text
   // flows; a button to the keyboard and to screen readers.
+  // The table is rebuilt when a row is chosen: the focus goes back to that row, not to the page's <body>.
+  Visualizer.prototype.focusRow = function (j) {
+    const row = this.root.querySelector('.sv-detail tr[data-pos="' + j + '"]');
+    if (row) row.focus();
+  };
+
   Visualizer.prototype.tokenButton = function (id, fate, step) {
     const self = this;
     const text = this.tok(id);
-    const b = el("span", { role: "button", tabindex: "0", class: "sv-tok sv-" + fate,
+    const b = el("span", { role: "button", tabindex: "-1", class: "sv-tok sv-" + fate,
                           title: fate + " (step " + (step + 1) + "): " + visible(text) },
       text.replace(/\n/g, "\u21b5\n").replace(/\t/g, "\u21e5\t") || "\u2205");
     b.addEventListener("click", function () { self.go(step); });
@@ -340,6 +387,16 @@
     this.root.querySelectorAll(".sv-step").forEach(function (g) {
       g.classList.toggle("sv-current", g.dataset.step === String(self.step));
     });
+    // The strip is one Tab stop (a roving tabindex): the current step's first token; ←/→ move between steps, and
+    // the focus follows the step when it was in the strip.
+    const active = document.activeElement;
+    const inStrip = !!(active && active.classList && active.classList.contains("sv-tok") && this.root.contains(active));
+    this.root.querySelectorAll(".sv-tok[tabindex='0']").forEach(function (b) { b.setAttribute("tabindex", "-1"); });
+    const current = this.root.querySelector('.sv-step[data-step="' + this.step + '"] .sv-tok');
+    if (current) {
+      current.setAttribute("tabindex", "0");
+      if (inStrip) current.focus();
+    }
     const detail = this.root.querySelector(".sv-detail");
     detail.textContent = "";
     const table = el("table", { class: cls });
@@ -365,11 +422,11 @@
       // one vocabulary for every step: block verification decides every draft past its kept prefix, so those are
       // rejected (not "not evaluated", as after a token-rule rejection)
       const fate = blockRun && j >= s.n_accepted ? "rejected" : s.fates[j];
-      const row = el("tr", { class: "sv-row" + (j === self.pos ? " sv-row-current" : ""), tabindex: "0" });
+      const row = el("tr", { class: "sv-row" + (j === self.pos ? " sv-row-current" : ""), tabindex: "0", "data-pos": String(j) });
       [String(j + 1), visible(self.tok(t)), fmt(s.q_draft_tokens[j]), fmt(s.p_draft_tokens[j]), fmt(s.accept_probs[j])]
         .concat(blockRun ? [fmt(s.stop_probs[j]), fmt(s.uniforms[j]), fate]
           : [fate === "not evaluated" ? "–" : fmt(s.uniforms[j]), fate]).forEach(function (c) { row.appendChild(el("td", {}, c)); });
-      function choose() { self.pos = j; self.renderStep(); }
+      function choose() { self.pos = j; self.renderStep(); self.focusRow(j); }
       row.addEventListener("click", choose);
       row.addEventListener("keydown", function (e) { if (e.key === "Enter" || e.key === " ") { choose(); e.preventDefault(); } });
       table.appendChild(row);
@@ -443,12 +500,12 @@
       .concat(rejection ? ["accept prob", "draw r"] : [], ["position", "fate"]));
     const detail = this.root.querySelector(".sv-detail");
     treeOrder(s.parents).forEach(function (j) {
-      const row = el("tr", { class: "sv-row" + (j === self.pos ? " sv-row-current" : "") + (s.fates[j] === "accepted" ? " sv-on-path" : ""), tabindex: "0" });
+      const row = el("tr", { class: "sv-row" + (j === self.pos ? " sv-row-current" : "") + (s.fates[j] === "accepted" ? " sv-on-path" : ""), tabindex: "0", "data-pos": String(j) });
       const indent = "\u2003".repeat(depths[j] - 1) + (depths[j] > 1 ? "\u2514 " : "");
       [String(j + 1), indent + visible(self.tok(s.draft_tokens[j])), fmt(s.q_draft_tokens[j]), fmt(s.p_draft_tokens[j])]
         .concat(rejection ? [s.accept_probs[j] === null ? "not tried" : fmt(s.accept_probs[j]), fmt(draw[j])] : [],
           [String(first + depths[j] - 1), s.fates[j]]).forEach(function (c) { row.appendChild(el("td", {}, c)); });
-      function choose() { self.pos = j; self.renderStep(); }
+      function choose() { self.pos = j; self.renderStep(); self.focusRow(j); }
       row.addEventListener("click", choose);
       row.addEventListener("keydown", function (e) { if (e.key === "Enter" || e.key === " ") { choose(); e.preventDefault(); } });
       table.appendChild(row);

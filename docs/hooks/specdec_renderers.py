@@ -24,7 +24,7 @@ from mkdocs.utils import get_relative_url
 from specdec_site.site import contract
 
 __all__ = ["FIGURE_NAME", "PLAYGROUND_PANELS", "lookup_value", "table_cell", "page_text", "script_json", "figure_id",
-           "render_marker", "render_figure", "render_value", "render_table", "render_data_link", "render_visualizer",
+           "render_marker", "render_figure", "figure_data_table", "RUN_FILES", "write_visualizer_runs", "render_value", "render_table", "render_data_link", "render_visualizer",
            "widget_script", "render_playground", "render_strip"]
 
 hook: Any = None  # the hook module's names, read when used (specdec_hook.load_sibling sets it)
@@ -105,11 +105,67 @@ def render_figure(name: str, text: str, marker: str) -> str:
         raise PluginError(f"{hook.where(text)}: {err}") from err
     hook._page["used"].add("fig")
     div = html.escape(figure_id(name))
+    height = int((fig["figure"].get("layout") or {}).get("height") or 440)
+    title = html.escape(fig["title"])
     # role="figure", not "img": an img may hold no control, and Plotly's toolbar buttons are inside (axe's
-    # nested-interactive); the label is the figure's title, which says what to notice
-    return (f'<div class="specdec-figure" id="{div}" role="figure" aria-label="{html.escape(fig["title"])}" '
+    # nested-interactive); the label is the figure's title, which says what to notice. The title is HTML above the
+    # plot (specdec.js keeps it), and the plot's height is reserved, so that drawing it later moves nothing (CLS).
+    # Its data follows as a table in a <details>: what a sighted reader reads off the plot, as text.
+    return (f'<p class="specdec-figure-title" aria-hidden="true">{title}</p>\n'
+            f'<div class="specdec-figure" id="{div}" role="figure" aria-label="{title}" style="min-height: {height}px" '
             f'data-specdec-marker="{html.escape(marker)}"></div>\n'
-            f'<template class="specdec-figure-data" data-for="{div}" data-search-exclude>{script_json(fig["figure"])}</template>')
+            f'<template class="specdec-figure-data" data-for="{div}" data-search-exclude>{script_json(fig["figure"])}</template>\n'
+            + figure_data_table(fig["figure"], fig["title"]))
+
+
+def _cell(value) -> str:
+    """A figure's number or label as table text: numbers to 4 significant digits; text as Plotly showed it (the
+    figure JSON escapes model text for Plotly, so it is unescaped once and escaped once here)."""
+    if isinstance(value, bool) or value is None:
+        return "–" if value is None else str(value)
+    if isinstance(value, (int, float)):
+        return f"{value:.4g}"
+    return html.escape(html.unescape(str(value)).replace("<br>", " "))
+
+
+def figure_data_table(figure: dict, title: str) -> str:
+    """The figure's data as a table in a closed <details>: one row per point of every named trace (its series, x, y,
+    the interval where it has error bars, its label where it has text)."""
+    rows = []
+    for trace in figure.get("data", []):
+        name = trace.get("name")
+        xs, ys = trace.get("x"), trace.get("y")
+        if not name or not isinstance(xs, list) or not isinstance(ys, list):
+            continue  # a trace with no name draws no data a reader reads (a tree's edges, a reference line)
+        texts = trace.get("text") if isinstance(trace.get("text"), list) else None
+        error = trace.get("error_x") or trace.get("error_y") or {}
+        plus, minus = error.get("array"), error.get("arrayminus", error.get("array"))
+        along_x = "error_x" in trace
+        for i, (x, y) in enumerate(zip(xs, ys)):
+            interval = ""
+            if isinstance(plus, list) and isinstance(minus, list) and i < len(plus) and i < len(minus):
+                centre = x if along_x else y
+                if isinstance(centre, (int, float)):
+                    interval = f"{_cell(centre - minus[i])}–{_cell(centre + plus[i])}"
+            label = _cell(texts[i]) if texts and i < len(texts) else ""
+            rows.append((_cell(name), _cell(x), _cell(y), interval, label))
+    if not rows:
+        return ""
+    layout = figure.get("layout") or {}
+
+    def axis(key: str, fallback: str) -> str:
+        text = ((layout.get(key) or {}).get("title") or {}).get("text") or ""
+        return html.escape(text) or fallback
+    with_interval = any(r[3] for r in rows)
+    with_label = any(r[4] for r in rows)
+    head = ["series", axis("xaxis", "x"), axis("yaxis", "y")] + (["interval"] if with_interval else []) + \
+        (["label"] if with_label else [])
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in (r[:3] + ((r[3],) if with_interval else ())
+                                                               + ((r[4],) if with_label else ()))) + "</tr>"
+                   for r in rows)
+    return (f'<details class="specdec-figure-table"><summary>The data of “{html.escape(title)}”</summary>'
+            f'<table><thead><tr>{"".join(f"<th>{h}</th>" for h in head)}</tr></thead><tbody>{body}</tbody></table>'
+            f'</details>')
 
 
 def render_value(name: str, text: str, marker: str) -> str:
@@ -146,12 +202,55 @@ def render_visualizer(name: str, text: str, marker: str) -> str:
         raise PluginError(f"{hook.where(text)}: a second [[visualizer]] on one page (it is one widget with fixed ids)")
     hook._page["used"].add("visualizer")
     data = hook.load_checked("visualizer")
-    payload = {"runs": data["runs"], "palette": data["palette"], "layout": data["layout"]}  # the charts' margins, height
+    payload = {"runs": visualizer_runs_on_page(data["runs"]), "palette": data["palette"],
+               "layout": data["layout"]}  # the charts' margins, height
     # the widget's script and its trace-file checks load on this page alone (specdec.js: loadWidgets, withTraceFile)
     checks = html.escape(get_relative_url("assets/tracefile.js", hook._page["url"]))
     return ('<div id="specdec-visualizer" class="specdec-visualizer" data-specdec-marker="visualizer"></div>\n'
             f'{widget_script("assets/visualizer.js")}<div hidden data-specdec-tracefile="{checks}"></div>\n'
             f'<template id="specdec-visualizer-data" data-search-exclude>{script_json(payload)}</template>')
+
+
+# The Step Visualizer's runs, one JSON file each in the built site (written by the hook's on_post_build): the page
+# carries the opening run whole and the others as a line each (what the selectors show), and visualizer.js fetches a
+# run's file when it is chosen. All of them in the page made its HTML 1.16 MB, 98% of it runs the reader never opened.
+RUNS_FOLDER = "assets/visualizer-runs"
+RUN_FILES: dict[str, str] = {}  # path under the site -> the file's JSON text, for on_post_build
+
+
+def opening_run(runs: list[dict]) -> int:
+    """The run the page opens on: the first sampled one (its p and q are real distributions), as visualizer.js does."""
+    return next((i for i, r in enumerate(runs) if r.get("mode") == "sampled"), 0)
+
+
+def visualizer_runs_on_page(runs: list[dict]) -> list[dict]:
+    """The runs as the page carries them: the opening run whole; every other one without its steps and vocabulary,
+    with the URL of its file (from this page) and what the prompt selector says of it (its largest tree, whether a
+    tree's children were sampled)."""
+    opening, out = opening_run(runs), []
+    for i, run in enumerate(runs):
+        if i == opening:
+            out.append(run)
+            continue
+        path = f"{RUNS_FOLDER}/{i}.json"
+        RUN_FILES[path] = json.dumps(run, separators=(",", ":"), ensure_ascii=False)
+        steps = run["trace"].get("steps", [])
+        out.append({**{k: v for k, v in run.items() if k != "vocab"},
+                    "trace": {k: v for k, v in run["trace"].items() if k != "steps"},
+                    "file": get_relative_url(path, hook._page["url"]),
+                    "nodes": max((s.get("k", 0) for s in steps), default=0),
+                    "rejection": any(s.get("tree_rule") == "rejection" for s in steps)})
+    return out
+
+
+def write_visualizer_runs(site_dir: str) -> None:
+    """on_post_build: the run files the built pages point to (RUN_FILES), atomically, under the site folder."""
+    from pathlib import Path
+
+    from specdec.fileio import write_text_atomic
+
+    for path, text in RUN_FILES.items():
+        write_text_atomic(Path(site_dir) / path, text)
 
 
 def widget_script(path: str) -> str:
