@@ -63,3 +63,57 @@ def test_the_site_imports_no_stage_and_no_script_edits_sys_path():
         if path.endswith(".py") and not path.startswith("tests/"):
             edit = re.search(r"sys\.path\.(insert|append|extend)\(|sys\.path\s*[+]?=", (ROOT / path).read_text())
             assert not edit, f"{path} edits sys.path: {edit.group(0)}"
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """module -> the modules of specdec and specdec_site it imports (anywhere in it, function-level imports too)."""
+    import ast
+
+    paths = [*ROOT.glob("specdec/*.py"), *ROOT.glob("specdec_site/**/*.py")]
+    modules = {}
+    for path in paths:
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph = {}
+    for name, path in modules.items():
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        deps = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                base = ".".join(package[: len(package) - node.level + 1]) if node.level else ""
+                module = ".".join(filter(None, (base, node.module)))
+                deps |= {f"{module}.{a.name}" if f"{module}.{a.name}" in modules else module for a in node.names} & set(modules)
+            elif isinstance(node, ast.Import):
+                deps |= {a.name for a in node.names} & set(modules)
+        graph[name] = deps - {name}
+    return graph
+
+
+def test_imports_run_with_the_data_flow_and_close_no_circle():
+    """models -> decoder (specdec) -> stages -> artifacts -> site: the library imports no build module, no stage
+    imports a view nor a view a stage, the engine imports no view, and no chain of imports comes back on itself."""
+    graph = _import_graph()
+    runs_up = [(a, b) for a, deps in graph.items() for b in deps
+               if (a.split(".")[0] == "specdec" and b.startswith("specdec_site"))
+               or (a.startswith("specdec_site.stages") and b.startswith("specdec_site.site"))
+               or (a.startswith("specdec_site.site") and b.startswith("specdec_site.stages"))
+               or (a.startswith("specdec_site.engine") and b.startswith("specdec_site.site"))]
+    assert not runs_up, runs_up
+    state: dict[str, int] = {}
+    circles = []
+
+    def visit(module, stack):
+        state[module] = 1
+        stack.append(module)
+        for dep in graph.get(module, ()):
+            if state.get(dep) == 1:
+                circles.append(stack[stack.index(dep):] + [dep])
+            elif not state.get(dep):
+                visit(dep, stack)
+        stack.pop()
+        state[module] = 2
+
+    for module in graph:
+        if not state.get(module):
+            visit(module, [])
+    assert not circles, circles

@@ -351,7 +351,7 @@ TREE_COLORS = {"chain": PALETTE["q"], "adaptive": PALETTE["p"], "tree": PALETTE[
 def tree_variant_names(trees: dict) -> dict:
     """Each trees-stage variant's label, with the shape the cost model chose for it."""
     c = trees["choice"]
-    return {"chain": f"best chain (k = {c['chain']['depth']})",
+    return {"chain": f"the cost model's chain (k = {c['chain']['depth']})",
             "adaptive": "adaptive chain (cap 16)",
             "tree": f"tree for this CPU ({c['tree']['nodes']} nodes, depth {c['tree']['depth']})",
             "tree_gpu_like": f"tree for an H200 ({c['tree_gpu_like']['nodes']} nodes, depth "

@@ -69,8 +69,9 @@ def _best_chain_measured(a) -> str:
     best = max(chains, key=chains.get)
     tree = summary["tree"]["speedup"]["median"]
     side = "below" if tree < chains[best] else "above"
+    others = [f"{name} {fmt(x)}×" for name, x in chains.items() if name != best]
     return (f"the tree for this CPU ran at {fmt(tree)}×, {side} the best chain measured, {best} at "
-            f"{fmt(chains[best])}× (" + ", ".join(f"{name} {fmt(x)}×" for name, x in chains.items()) + ")")
+            f"{fmt(chains[best])}× (" + ", ".join(others) + ")")
 
 
 def _tree_verdict(domain: str, mode: str, variant: str) -> Callable:
@@ -210,7 +211,7 @@ def tree_tables(artifacts: dict) -> dict:
     """The Trees section's table: each static shape's predicted tokens per pass and per-step speedup (this CPU's
     curve, and the H200 roofline's) beside what was measured here, greedy, per domain (medians)."""
     t = artifacts["trees"]
-    names = {"chain": "best chain", "tree": "tree for this CPU", "tree_gpu_like": "tree for an H200"}
+    names = {"chain": "the cost model's chain", "tree": "tree for this CPU", "tree_gpu_like": "tree for an H200"}
     rows = []
     for variant, name in names.items():
         c = t["choice"][variant]
