@@ -654,12 +654,12 @@
     const told = measured.map(function (m) {
       const i = bestOf(m.speedup);
       return m.label + ", largest median at k = " + m.k[i] + ", " + m.speedup[i].toFixed(2) + "× (medians over a few prompts: " +
-        "the neighbouring k are not told apart, the Benchmark says which)";
+        "the neighbouring k are not told apart, the Results say which)";
     }).join("; ");
     // the measured sweep is the last preset's: with "your own" numbers it is not a measurement of them
     const own = this.preset.value === "own";
     this.readout.textContent = "With α = " + a.toFixed(2) + ", c = " + c.toFixed(3) + " and a verify pass of 1 + " + slope.toFixed(3) +
-      " × k (a straight line in k; the Benchmark's eq. (8) takes each k's measured verify pass, so the two differ a little). " +
+      " × k (a straight line in k; the Results' eq. (8) takes each k's measured verify pass, so the two differ a little). " +
       theory + " At your k = " + k + ": " + eq8[k - 1].toFixed(2) + "×, " + tpp[k - 1].toFixed(2) + " tokens per target pass. " +
       (own ? "For comparison, the last preset's measured sweep (its own α, c and verify cost, not yours): "
            : "Measured: ") + told + ".";
