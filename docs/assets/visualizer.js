@@ -414,8 +414,14 @@
     const blockRun = this.run.trace.verify === "block";
     // the step's table: every draft position, with its numbers (under block verification: the kept prefix, every
     // prefix's draw eta compared with its h_i, and the drafts past the kept prefix not kept)
-    const table = this.startStep(s.k === 0 ? "no drafts" : s.n_accepted + " of " + s.k + " draft" + (s.k === 1 ? "" : "s") +
-      (blockRun ? " kept by block verification" : " accepted"), "sv-table",
+    // the label is a live region: a screen reader hears what the step did (its count, where it stopped, its own token)
+    const own = s.bonus_token !== null && s.bonus_token !== undefined
+      ? "; bonus token " + quoted(this.tok(s.bonus_token))
+      : s.resampled_token !== null && s.resampled_token !== undefined
+        ? (blockRun ? "; then " : "; rejected at position " + (s.n_accepted + 1) + ", resampled ") + quoted(this.tok(s.resampled_token))
+        : "";
+    const table = this.startStep(s.k === 0 ? "no drafts" + own : s.n_accepted + " of " + s.k + " draft" + (s.k === 1 ? "" : "s") +
+      (blockRun ? " kept by block verification" : " accepted") + own, "sv-table",
       ["pos", "draft token x", "q(x)", "p(x)", "min(1, p/q)"].concat(blockRun ? ["h (keep prefix)", "draw η", "fate"] : ["draw r", "fate"]));
     const detail = this.root.querySelector(".sv-detail");
     s.draft_tokens.forEach(function (t, j) {
