@@ -1,0 +1,120 @@
+"""The engines' verification rules (specdec/engine_rules.py) on small distributions: the exact ones emit the target's
+distribution and keep drafts at the rate their docstrings give; the lossy ones fail the same test, with the power to
+see it. Statistical: one seeded generator, so a run is the same every time; p-values against 1e-3.
+
+A draft is drawn from q_sample, the distribution the draft really sampled from, and the first token each rule emits
+is counted; exact means that token is distributed as the target's p, whatever the draft.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from specdec.engine_rules import raw_logits_q, verify_one_hot_q, verify_sample_match, verify_typical
+from specdec.sampling import sample
+from specdec.verify import verify_draft
+from specdec_site.exactness.exact import chi_square_test
+
+N = 20_000
+ALPHA = 1e-3
+slow = pytest.mark.slow  # 20,000 steps a test: the slow tier, beside the other chi-square tests
+P = torch.tensor([[0.5, 0.3, 0.15, 0.05], [0.25, 0.25, 0.25, 0.25]])  # (k + 1, V) with k = 1: the target
+Q = torch.tensor([[0.1, 0.2, 0.3, 0.4]])  # the draft's sampling distribution, far from p
+
+
+def first_tokens(rule, n: int = N, seed: int = 0) -> tuple[dict, float]:
+    """({token: count} of the first token the rule emits, its accepted drafts per step), over n steps with drafts
+    drawn from Q."""
+    g = torch.Generator().manual_seed(seed)
+    counts, accepted = {}, 0
+    for _ in range(n):
+        x = sample(Q[0], g).view(1)
+        result = rule(x, g)
+        first = int(result.tokens[0])
+        counts[(first,)] = counts.get((first,), 0) + 1
+        accepted += result.n_accepted
+    return counts, accepted / n
+
+
+def target_law() -> dict:
+    return {(i,): float(P[0, i]) for i in range(P.shape[1])}
+
+
+EXACT = {
+    "residual rule, full q": lambda x, g: verify_draft(x, Q, P, g),
+    "one-hot q": lambda x, g: verify_one_hot_q(x, P, g),
+    "sample and match": lambda x, g: verify_sample_match(x, P, g),
+}
+
+
+@slow
+@pytest.mark.parametrize("name", EXACT)
+def test_the_exact_rules_emit_the_targets_distribution(name):
+    counts, _ = first_tokens(EXACT[name])
+    result = chi_square_test(counts, target_law())
+    assert result["p_value"] > ALPHA, (name, result)
+
+
+@slow
+def test_each_rule_keeps_drafts_at_the_rate_it_says():
+    """The full rule keeps a draft with probability Σ min(p, q); one-hot q and sample and match with Σ q·p, lower
+    wherever the draft samples (within 4 standard errors of N steps)."""
+    full = float(torch.minimum(P[0], Q[0]).sum())
+    product = float((P[0] * Q[0]).sum())
+    assert product < full
+    for name, expected in (("residual rule, full q", full), ("one-hot q", product), ("sample and match", product)):
+        _, rate = first_tokens(EXACT[name])
+        assert abs(rate - expected) < 4 * (expected * (1 - expected) / N) ** 0.5, (name, rate, expected)
+
+
+@slow
+def test_q_from_raw_logits_is_not_exact_when_the_draft_sampled_from_processed_ones():
+    """The draft sampled at temperature 0.5 from its logits; the rule was handed softmax of the raw logits
+    (transformers #47932): the output leaves p. Handed the processed q, the same rule is exact again."""
+    logits = torch.log(Q)
+    processed = torch.softmax(logits / 0.5, dim=-1)
+    g = torch.Generator().manual_seed(1)
+    wrong, right = {}, {}
+    for _ in range(N):
+        x = sample(processed[0], g).view(1)
+        for q, counts in ((raw_logits_q(logits), wrong), (processed, right)):
+            first = int(verify_draft(x, q, P, g).tokens[0])
+            counts[(first,)] = counts.get((first,), 0) + 1
+    assert chi_square_test(wrong, target_law())["p_value"] < ALPHA
+    assert chi_square_test(right, target_law())["p_value"] > ALPHA
+
+
+@slow
+def test_typical_acceptance_is_lossy():
+    """Medusa's rule keeps every draft over its threshold: with these p and q the output over-weights the draft."""
+    counts, _ = first_tokens(lambda x, g: verify_typical(x, P, g, epsilon=0.09, delta=0.3))
+    assert chi_square_test(counts, target_law())["p_value"] < ALPHA
+
+
+@slow
+def test_a_known_wrong_variant_fails_the_same_test():
+    """Power: the one-hot rule with its residual not removing the rejected token (p itself) is not exact, and the test
+    with these N and p, q sees it."""
+    def wrong(x, g):
+        result = verify_one_hot_q(x, P, g)
+        if result.n_accepted == 0:  # resample from p, the rejected token included
+            result.tokens = sample(P[0], g).view(1)
+        return result
+
+    counts, _ = first_tokens(wrong)
+    assert chi_square_test(counts, target_law())["p_value"] < ALPHA
+
+
+def test_the_rules_check_their_arguments():
+    from specdec.checks import ArgumentError
+
+    g = torch.Generator().manual_seed(0)
+    with pytest.raises(ArgumentError):
+        verify_one_hot_q(torch.tensor([7]), P, g)  # an id outside the vocabulary
+    with pytest.raises(ArgumentError):
+        verify_sample_match(torch.tensor([0]), P * 2, g)  # rows that are not distributions
+    with pytest.raises(ArgumentError):
+        verify_typical(torch.tensor([0]), P, g, epsilon=0.0, delta=0.3)
+    with pytest.raises(ArgumentError):
+        verify_one_hot_q(torch.tensor([0]), P, None)  # no generator
