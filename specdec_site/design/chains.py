@@ -162,11 +162,13 @@ def domain_costs(data: dict, domain: str, per_k: bool = True) -> Costs:
 def default_pair():
     """The run's context for the pair the build runs by default, on the CPU: the engine's model options at their
     defaults (collect and probe record with it)."""
-    from specdec_site.engine.options import OneLineParser, add_model_options, make_context
+    from specdec_site.engine.options import OneLineParser, add_model_options, make_context, resolve_models
 
     parser = OneLineParser(prog="simulate_policies.py")
     add_model_options(parser)
-    return make_context(parser.parse_args(["--device", "cpu"]))
+    args = parser.parse_args(["--device", "cpu"])
+    resolve_models(parser, args)  # the default pair's names, as the build resolves them
+    return make_context(args)
 
 
 def provenance(tool: str, chains: list[str]) -> dict:
