@@ -213,25 +213,6 @@ def test_every_figure_carries_its_data_as_a_table(loaded):
     assert found and all(tag == "DETAILS" and rows == points > 0 for _, tag, rows, points in found), found
 
 
-def test_the_visualizer_page_carries_one_run_and_fetches_the_others(site, browser, site_folder):
-    """The Step Visualizer's HTML holds its opening run whole and the others as a line each (under 100 KB, where all
-    of them made 1.16 MB); a run chosen in the selector is fetched from its file and drawn, and its token strip is
-    one Tab stop."""
-    html_bytes = (site_folder / "visualizer" / "index.html").stat().st_size
-    files = sorted((site_folder / "assets" / "visualizer-runs").glob("*.json"))
-    runs = json.loads((ROOT / "docs" / "figures" / "visualizer.json").read_text())["runs"]
-    assert html_bytes < 100_000, html_bytes
-    assert len(files) == len(runs) - 1 and all(json.loads(f.read_text())["trace"]["steps"] for f in files)
-    page, log = open_page(browser, site + "visualizer/")
-    options = page.evaluate("() => Array.from(document.getElementById('sv-prompt').options).map(o => o.value)")
-    before = page.inner_text(".sv-step-label")
-    page.select_option("#sv-prompt", options[-1])
-    page.wait_for_function(f"document.querySelector('.sv-step-label').textContent !== {json.dumps(before)}", timeout=15000)
-    assert page.inner_text(".sv-file-status") == "" and log["errors"] == [] and log["failed"] == []
-    assert page.evaluate("() => document.querySelectorAll('.sv-strip [tabindex=\"0\"]').length") == 1
-    page.close()
-
-
 def test_the_keyboard_keeps_its_place_in_the_visualizer(site, browser):
     """Enter on a row of the step's table chooses it and the focus stays on that row (the table is rebuilt: the focus
     fell to <body>); in the token strip, → moves to the next step and the focus follows it."""
@@ -513,7 +494,7 @@ def test_a_step_without_drafts_shows_no_stale_chart(site, browser):
     run, step = found[0]
     page.evaluate(f"""() => {{ const v = document.getElementById('specdec-visualizer')._specdec;
         v.run = v.runs[{run}]; v.renderRun(); v.go({step}); }}""")
-    assert page.inner_text(".sv-step-label").endswith(": no drafts")  # not "0 of 0 accepted" (issue 36)
+    assert ": no drafts" in page.inner_text(".sv-step-label")  # not "0 of 0 accepted" (issue 36)
     assert "All 0 drafts" not in page.inner_text(".sv-detail")
     assert "No drafts this step" in page.inner_text(".sv-detail")
     for div in ("sv-chart-pq", "sv-chart-accept"):
@@ -941,7 +922,7 @@ def test_tree_steps_of_0_nodes_and_sampled_children_open_and_draw(site, browser,
         label = page.inner_text(".sv-step-label")
         assert label.startswith(f"step {step + 1} / {n_steps}: "), label
         if step in (0, n_steps - 1):
-            assert label.endswith(": no drafts (a tree of 0 nodes)"), label
+            assert ": no drafts (a tree of 0 nodes)" in label, label
             assert "No nodes this step" in page.inner_text(".sv-extra") and page.locator(".sv-tree .sv-row").count() == 0
             assert "No nodes this step" in page.inner_text(".sv-mask")
         _no_bad_numbers(page)
@@ -1068,6 +1049,7 @@ def test_under_a_sub_path_the_404_page_works_and_navigation_is_instant(site, sit
     page.evaluate("() => { window.__probe = 1; }")
     page.click("a.md-nav__link[href$='benchmark/']")
     page.wait_for_url("**/specdec/benchmark/")
+    scroll_through(page)  # a figure is drawn as it nears the viewport
     page.wait_for_selector(".specdec-figure .main-svg")
     assert page.evaluate("() => window.__probe") == 1, "the click reloaded the page: instant navigation is off"
     assert log["errors"] == [] and log["failed"] == []
@@ -1261,7 +1243,7 @@ def test_the_step_label_counts_drafts_with_the_right_plural(site, browser):
         if "a tree of" in label:  # a token-tree step: test_a_token_tree_step_is_drawn_as_a_tree
             continue
         if k == 1:
-            assert label.endswith(" of 1 draft accepted"), label
+            assert " of 1 draft accepted" in label, label
         assert " 1 drafts" not in label and "All 1 drafts" not in extra and "0 of 0" not in label
         if token is not None:  # tokens shown as the strip shows them (␣ for a space), not as JSON strings
             shown = token.replace("\n", "↵").replace("\t", "⇥").replace(" ", "␣")

@@ -500,7 +500,7 @@ def fig_block_ratio(a) -> go.Figure:
     pad = 0.05 * (high - low or 0.1)
     intervals = " or ".join(dict.fromkeys(interval_label([e]) for e in sorted(entries, key=lambda e: -e["prompts"])))
     fig.update_layout(**layout(f"Block verification ÷ token rule, paired per prompt: the median and its {intervals}",
-                               "ratio (> 1: block verification kept more, or ran faster)", "",
+                               "block ÷ token (> 1: block ahead)", "",
                                height=160 + 80 * len(cats),
                                xaxis={"range": [low - pad, high + pad]}, yaxis=_category_axis(labels)))
     return fig
