@@ -29,7 +29,7 @@ import torch
 
 from .checks import ArgumentError, check_generator
 from .sampling import sample
-from .verify import VerifyResult, check_distributions, check_token_ids, check_uniforms
+from .verify import VerifyResult, check_distributions, check_token_ids, check_uniforms, residual_distribution
 
 
 def _check(draft_tokens, p_target, generator, uniforms) -> int:
@@ -45,14 +45,6 @@ def _check(draft_tokens, p_target, generator, uniforms) -> int:
     if uniforms is not None:
         check_uniforms(uniforms, length=k)
     return k
-
-
-def _without(p_row: torch.Tensor, x: int) -> torch.Tensor:
-    """p with token x taken out, renormalised: norm(max(0, p − one-hot(x))), the residual of a one-hot q."""
-    out = p_row.clone()
-    out[x] = 0.0
-    total = out.sum()
-    return out / total if bool(total > 0) else p_row
 
 
 def verify_one_hot_q(draft_tokens: torch.Tensor, p_target: torch.Tensor, generator: torch.Generator, *,
@@ -73,7 +65,10 @@ def verify_one_hot_q(draft_tokens: torch.Tensor, p_target: torch.Tensor, generat
     accepted = uniforms < p_x
     n_accepted = int(accepted.to(torch.int64).cumprod(0).sum().item())
     # 3. The step's own token: at the first rejection from p without the rejected x; else the bonus from p_target[k].
-    residual = _without(p_target[n_accepted], int(draft_tokens[n_accepted])) if n_accepted < k else None
+    residual = None
+    if n_accepted < k:  # norm(max(0, p - one-hot(x))): p without x, verify.py's residual with a one-hot q
+        one_hot = torch.nn.functional.one_hot(draft_tokens[n_accepted], p_target.shape[1]).to(p_target.dtype)
+        residual = residual_distribution(p_target[n_accepted], one_hot)
     extra = sample(residual if residual is not None else p_target[k], generator)
     return VerifyResult(n_accepted=n_accepted, tokens=torch.cat([draft_tokens[:n_accepted], extra.view(1)]),
                         accept_probs=p_x, uniforms=uniforms, accepted=accepted, p_draft_tokens=p_x,
