@@ -53,6 +53,20 @@ DRAWN = """() => {
 }"""
 
 
+# The Step Visualizer's page carries its opening run whole and every other one as a line with its file's URL
+# (specdec_renderers.visualizer_runs_on_page): a test that reads or shows any run loads them all first, as a
+# reader's choice of a run does (Visualizer.loadRun), so v.runs[i] is the whole run.
+LOAD_ALL_RUNS = """async () => { const v = document.getElementById('specdec-visualizer')._specdec;
+  for (const r of v.runs.slice()) {  // one at a time: a run chosen later wins over one still loading (loadRun)
+    if (!(await v.loadRun(r))) throw new Error('a Visualizer run did not load: ' + r.file); }
+  return v.runs.length; }"""
+
+
+def load_all_runs(page) -> int:
+    """Fetch every Visualizer run the page has as a line (LOAD_ALL_RUNS); the number of runs."""
+    return page.evaluate(LOAD_ALL_RUNS)
+
+
 def wait_until_drawn(page, timeout: float = 15000) -> None:
     """Draw every figure now (a reader's page draws a figure as it nears the viewport: specdec.js drawAll), wait for
     what the page draws (DRAWN), then for two frames, so that layout has settled."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+import types
 
 import markdown
 import pytest
@@ -375,3 +376,31 @@ def test_the_committed_bibtex_has_one_commit_field_to_fill():
     assert re.search(r"^\s*note\s*= \{Version [^,]+, pages at git commit @DOCS_COMMIT@; data built .* at git commit ",
                      entry, re.M), entry
     assert entry.count("@DOCS_COMMIT@") == 1 and entry.startswith("@misc{")
+
+
+def test_the_visualizer_page_carries_its_opening_run_whole_and_the_others_as_files(hook, monkeypatch, tmp_path):
+    """All 22 runs in the page made its HTML 1.16 MB, 98% of it runs a reader never opened: the page carries the
+    opening run (the first sampled one, as visualizer.js opens) whole, and each other run as a line with its file's
+    URL and what the prompt selector says of it; on_post_build writes those files, each the run as recorded."""
+    def run(mode, drafter, steps):
+        return {"mode": mode, "vocab": {"1": "a"}, "trace": {"drafter": drafter, "k": 3, "steps": steps}}
+
+    runs = [run("greedy", "model", [{"k": 3}]), run("sampled", "model", [{"k": 3}]),
+            run("sampled", "tree", [{"k": 0}, {"k": 7, "tree_rule": "rejection"}])]
+    data = {"runs": runs, "palette": {"p": "#000"}, "layout": {"height": 340}}
+    monkeypatch.setattr(hook, "load_checked", lambda name: data)
+    hook._renderers.RUN_FILES.clear()
+    out, _ = render(hook, "[[visualizer]]\n", page="visualizer.md")
+    payload = json.loads(re.search(r'<template id="specdec-visualizer-data" data-search-exclude>(.*?)</template>',
+                                   out, re.S).group(1))["runs"]
+    assert payload[1] == runs[1]  # the opening run, whole
+    for i in (0, 2):
+        line = payload[i]
+        assert "vocab" not in line and "steps" not in line["trace"] and line["mode"] == runs[i]["mode"]
+        assert line["file"] == f"../assets/visualizer-runs/{i}.json"
+    assert (payload[0]["nodes"], payload[0]["rejection"]) == (3, False)
+    assert (payload[2]["nodes"], payload[2]["rejection"]) == (7, True)
+    hook.on_post_build(config=types.SimpleNamespace(site_dir=str(tmp_path)))
+    for i in (0, 2):
+        assert json.loads((tmp_path / "assets" / "visualizer-runs" / f"{i}.json").read_text()) == runs[i]
+    assert not (tmp_path / "assets" / "visualizer-runs" / "1.json").exists()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 
 import pytest
-from browser import charts_drawn, needs_chromium, open_page, settle, shot
+from browser import charts_drawn, load_all_runs, needs_chromium, open_page, settle, shot
 
 pytestmark = [needs_chromium, pytest.mark.browser]
 
@@ -150,6 +150,7 @@ def test_step_visualizer_charts_are_readable_on_every_run(site, browser, width):
     page.wait_for_function("document.getElementById('specdec-visualizer') && "
                            "document.getElementById('specdec-visualizer')._specdec", timeout=15000)
     problems, seen = [], {scheme: 0 for scheme in SCHEMES}
+    load_all_runs(page)
     picks = page.evaluate(VISUALIZER_STEPS)
     for scheme in SCHEMES:
         set_scheme(page, scheme)

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from browser import ROOT, SHOTS, build_site, charts_drawn, needs_chromium, open_page, serve, shot
+from browser import ROOT, SHOTS, build_site, charts_drawn, load_all_runs, needs_chromium, open_page, serve, shot
 from entry import run_entries
 
 PAGES = ["", "visualizer/", "playground/", "benchmark/", "benchmark-details/", "math/", "choosing-k/", "exactness/", "notebooks/walkthrough/",
@@ -491,6 +491,7 @@ def test_a_step_without_drafts_shows_no_stale_chart(site, browser):
     page, log = open_page(browser, site + "visualizer/")
     page.wait_for_selector("#sv-chart-pq .main-svg")
     run, step = found[0]
+    load_all_runs(page)
     page.evaluate(f"""() => {{ const v = document.getElementById('specdec-visualizer')._specdec;
         v.run = v.runs[{run}]; v.renderRun(); v.go({step}); }}""")
     assert ": no drafts" in page.inner_text(".sv-step-label")  # not "0 of 0 accepted" (issue 36)
@@ -1014,6 +1015,7 @@ def test_the_visualizer_fates_are_the_race_fates_on_every_committed_step(loaded)
 
     page, _ = loaded("visualizer/")
     page.wait_for_selector("#sv-chart-pq .main-svg")
+    load_all_runs(page)
     runs = page.evaluate("() => document.getElementById('specdec-visualizer')._specdec.runs")
     expected = json.loads((ROOT / "docs" / "data" / "cpu" / "traces.json").read_text())["runs"]
     for run, committed in zip(runs, expected, strict=True):
@@ -1203,6 +1205,7 @@ def test_a_tree_run_then_a_chain_run_in_one_task_draws_and_returns(site, browser
     chart's draws now wait for its last (visualizer.js, react)."""
     page, log = open_page(browser, site + "visualizer/")
     page.wait_for_selector("#sv-chart-pq .main-svg")
+    load_all_runs(page)
     page.evaluate("""() => { window.specdecTestDone = false; setTimeout(() => {
         const v = document.getElementById('specdec-visualizer')._specdec;
         const tree = v.runs.findIndex(r => r.trace.drafter === 'tree'), chain = v.runs.findIndex(r => r.trace.drafter !== 'tree');
@@ -1222,7 +1225,7 @@ def test_the_step_label_counts_drafts_with_the_right_plural(site, browser):
     page.wait_for_selector("#sv-chart-pq .main-svg")
     # one run per call, as a reader's selection renders one run per event (two in one task:
     # test_a_tree_run_then_a_chain_run_in_one_task_draws_and_returns)
-    n_runs = page.evaluate("() => document.getElementById('specdec-visualizer')._specdec.runs.length")
+    n_runs = load_all_runs(page)
     labels = []
     # renderStep writes the label and the note, then draws the three charts: the charts are left out here (this
     # instance's draw functions do nothing while the labels are read; the readability and click tests draw them)
@@ -1278,3 +1281,29 @@ def test_every_documented_equation_anchor_exists(site):
             with urllib.request.urlopen(site + page.removesuffix(".md") + "/") as response:
                 html[page] = response.read().decode()
         assert f'id="{anchor}"' in html[page], f"{page}#{anchor} is documented but not on the page"
+
+
+def test_the_visualizer_page_is_under_100_kb_and_fetches_a_chosen_run_from_its_file(site, site_folder, browser):
+    """The Visualizer's HTML carried every run (1.16 MB); now the opening run alone, the others in files of the built
+    site, each the run as recorded, fetched when a reader chooses it: choosing another prompt draws it."""
+    html_bytes = (site_folder / "visualizer" / "index.html").stat().st_size
+    assert html_bytes < 100_000, html_bytes
+    runs = json.loads((ROOT / "docs" / "figures" / "visualizer.json").read_text())["runs"]
+    files = sorted((site_folder / "assets" / "visualizer-runs").glob("*.json"))
+    assert len(files) == len(runs) - 1
+    for path in files:
+        assert json.loads(path.read_text()) == runs[int(path.stem)]
+    page, log = open_page(browser, site + "visualizer/")
+    page.wait_for_selector("#sv-chart-pq .main-svg")
+    fetched = []
+    page.on("request", lambda request: fetched.append(request.url) if "visualizer-runs" in request.url else None)
+    options = page.eval_on_selector_all("#sv-prompt option", "os => os.map(o => o.value)")
+    chosen = page.eval_on_selector("#sv-prompt", "s => s.value")
+    other = next(o for o in options if o != chosen)
+    page.select_option("#sv-prompt", other)
+    page.wait_for_function("""() => { const v = document.getElementById('specdec-visualizer')._specdec;
+        return v.run && !v.run.file && v.runKey(v.run) === document.getElementById('sv-prompt').value; }""")
+    page.wait_for_selector("#sv-chart-pq .main-svg")  # the chosen run, drawn
+    assert len(fetched) == 1, fetched
+    assert log["errors"] == []
+    page.close()

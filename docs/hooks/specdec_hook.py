@@ -120,6 +120,7 @@ WHOLE_MARKERS = ("visualizer", "strip")
 
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
     _files._cache.clear()
+    _renderers.RUN_FILES.clear()
     config.markdown_extensions.append(_markers.MarkerExtension())
     _files.site_copies()  # a malformed SPECDEC_SITE_COPIES stops the build before any page
     _assets.check_vendored()  # the installed plotly wrote the figures; its plotly.js and KaTeX are vendored
@@ -142,3 +143,6 @@ def on_post_page(output: str, *, page: Page, config: MkDocsConfig) -> str:
         return output
     return _assets.prune_notebook_styles(output)
 
+
+def on_post_build(*, config: MkDocsConfig) -> None:
+    _renderers.write_visualizer_runs(config.site_dir)  # the Step Visualizer's runs, one file each, fetched when chosen

@@ -24,7 +24,7 @@ from mkdocs.utils import get_relative_url
 from specdec_site.site import contract
 
 __all__ = ["FIGURE_NAME", "PLAYGROUND_PANELS", "lookup_value", "table_cell", "page_text", "script_json", "figure_id",
-           "render_marker", "render_figure", "figure_data_table", "render_value", "render_table", "render_data_link", "render_visualizer",
+           "render_marker", "render_figure", "figure_data_table", "RUN_FILES", "write_visualizer_runs", "render_value", "render_table", "render_data_link", "render_visualizer",
            "widget_script", "render_playground", "render_strip"]
 
 hook: Any = None  # the hook module's names, read when used (specdec_hook.load_sibling sets it)
@@ -202,12 +202,55 @@ def render_visualizer(name: str, text: str, marker: str) -> str:
         raise PluginError(f"{hook.where(text)}: a second [[visualizer]] on one page (it is one widget with fixed ids)")
     hook._page["used"].add("visualizer")
     data = hook.load_checked("visualizer")
-    payload = {"runs": data["runs"], "palette": data["palette"], "layout": data["layout"]}  # the charts' margins, height
+    # the opening run whole, the others as a line each with their file's URL (visualizer.js loadRun fetches it)
+    payload = {"runs": visualizer_runs_on_page(data["runs"]), "palette": data["palette"], "layout": data["layout"]}  # the charts' margins, height
     # the widget's script and its trace-file checks load on this page alone (specdec.js: loadWidgets, withTraceFile)
     checks = html.escape(get_relative_url("assets/tracefile.js", hook._page["url"]))
     return ('<div id="specdec-visualizer" class="specdec-visualizer" data-specdec-marker="visualizer"></div>\n'
             f'{widget_script("assets/visualizer.js")}<div hidden data-specdec-tracefile="{checks}"></div>\n'
             f'<template id="specdec-visualizer-data" data-search-exclude>{script_json(payload)}</template>')
+
+
+# The Step Visualizer's runs, one JSON file each in the built site (written by the hook's on_post_build): the page
+# carries the opening run whole and the others as a line each (what the selectors show), and visualizer.js fetches a
+# run's file when it is chosen. All of them in the page made its HTML 1.16 MB, 98% of it runs the reader never opened.
+RUNS_FOLDER = "assets/visualizer-runs"
+RUN_FILES: dict[str, str] = {}  # path under the site -> the file's JSON text, for on_post_build
+
+
+def opening_run(runs: list[dict]) -> int:
+    """The run the page opens on: the first sampled one (its p and q are real distributions), as visualizer.js does."""
+    return next((i for i, r in enumerate(runs) if r.get("mode") == "sampled"), 0)
+
+
+def visualizer_runs_on_page(runs: list[dict]) -> list[dict]:
+    """The runs as the page carries them: the opening run whole; every other one without its steps and vocabulary,
+    with the URL of its file (from this page) and what the prompt selector says of it (its largest tree, whether a
+    tree's children were sampled)."""
+    opening, out = opening_run(runs), []
+    for i, run in enumerate(runs):
+        if i == opening:
+            out.append(run)
+            continue
+        path = f"{RUNS_FOLDER}/{i}.json"
+        RUN_FILES[path] = json.dumps(run, separators=(",", ":"), ensure_ascii=False)
+        steps = run["trace"].get("steps", [])
+        out.append({**{k: v for k, v in run.items() if k != "vocab"},
+                    "trace": {k: v for k, v in run["trace"].items() if k != "steps"},
+                    "file": get_relative_url(path, hook._page["url"]),
+                    "nodes": max((s.get("k", 0) for s in steps), default=0),
+                    "rejection": any(s.get("tree_rule") == "rejection" for s in steps)})
+    return out
+
+
+def write_visualizer_runs(site_dir: str) -> None:
+    """on_post_build: the run files the built pages point to (RUN_FILES), atomically, under the site folder."""
+    from pathlib import Path
+
+    from specdec.fileio import write_text_atomic
+
+    for path, text in RUN_FILES.items():
+        write_text_atomic(Path(site_dir) / path, text)
 
 
 def widget_script(path: str) -> str:
