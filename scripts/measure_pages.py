@@ -95,14 +95,14 @@ def run_lighthouse(exe: Path, url: str, preset: str, chrome: str) -> dict:
 
 
 def table(results: dict, runs: int, host: str) -> str:
-    head = ("| page | mobile perf / a11y | mobile LCP, TBT, CLS | desktop perf / a11y | desktop LCP, TBT, CLS | "
-            "transferred (gzip) |\n|---|---|---|---|---|---|")
+    presets = list(next(iter(results.values())))
+    head = ("| page | " + " | ".join(f"{p} perf / a11y | {p} LCP, TBT, CLS" for p in presets) + " | transferred (gzip) |\n"
+            + "|---" * (2 * len(presets) + 2) + "|")
     lines = []
     for page, by in results.items():
-        m, d = by["mobile"], by["desktop"]
-        lines.append(f"| {page or 'Home'} | {m['performance']:.0f} / {m['accessibility']:.0f} | {m['lcp_s']:.1f} s, "
-                     f"{m['tbt_ms']:.0f} ms, {m['cls']:.3f} | {d['performance']:.0f} / {d['accessibility']:.0f} | "
-                     f"{d['lcp_s']:.1f} s, {d['tbt_ms']:.0f} ms, {d['cls']:.3f} | {m['bytes_kb']:.0f} KB |")
+        cells = [f"{by[p]['performance']:.0f} / {by[p]['accessibility']:.0f} | {by[p]['lcp_s']:.1f} s, "
+                 f"{by[p]['tbt_ms']:.0f} ms, {by[p]['cls']:.3f}" for p in presets]
+        lines.append(f"| {page or 'Home'} | " + " | ".join(cells) + f" | {by[presets[0]]['bytes_kb']:.0f} KB |")
     return (f"Lighthouse {LIGHTHOUSE}, medians of {runs} runs a page and preset, served with gzip; {host}; "
             f"{datetime.date.today().isoformat()}.\n\n{head}\n" + "\n".join(lines) + "\n")
 
@@ -113,6 +113,8 @@ def main(argv=None) -> int:
     parser.add_argument("--runs", type=integer, default=3, help="runs a page and preset; the table has their medians")
     parser.add_argument("--pages", nargs="+", default=PAGES, help="pages, as paths under the site")
     parser.add_argument("--out", default=None, help="also write the table to this Markdown file")
+    parser.add_argument("--presets", nargs="+", default=["mobile", "desktop"], choices=["mobile", "desktop"],
+                        help="Lighthouse's presets to run (default both)")
     args = parser.parse_args(argv)
     if args.runs < 1:
         parser.error(f"--runs must be at least 1, got {args.runs}")
@@ -132,7 +134,7 @@ def main(argv=None) -> int:
         try:
             for page in args.pages:
                 results[page] = {}
-                for preset in ("mobile", "desktop"):
+                for preset in args.presets:
                     got = [run_lighthouse(exe, url + page, preset, chrome) for _ in range(args.runs)]
                     results[page][preset] = {key: statistics.median(g[key] for g in got) for key in got[0]}
                     print(f"[pages] {page or 'Home'} {preset}: {results[page][preset]}", flush=True)
