@@ -21,7 +21,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from browser import ROOT, needs_chromium, open_page, serve
+from browser import ROOT, needs_chromium, open_page, serve, wait_until_drawn
 from entry import run_entries
 from test_models import save_tiny
 
@@ -176,13 +176,18 @@ def test_each_page_names_only_what_its_artifacts_contain(request, name):
     assert f"{variant} draft" in home
 
 
+RESULT_PAGES = ("benchmark", "benchmark-details")  # the results, and their methods and tables
+
+
 def test_the_committed_configuration_runs_every_variant(committed_site):
-    assert "not run in this build" not in page_text(committed_site[0] / "benchmark" / "index.html")
+    for name in RESULT_PAGES:
+        assert "not run in this build" not in page_text(committed_site[0] / name / "index.html")
 
 
 def test_a_variant_the_run_did_not_make_is_left_out_with_a_note(tiny_sites):
     for name in ("tiny-no-int8", "tiny-bf16"):  # no int8 copy: no float-draft duplicates
-        assert "not run in this build" in page_text(tiny_sites[name][0] / "benchmark" / "index.html")
+        assert any("not run in this build" in page_text(tiny_sites[name][0] / page / "index.html")
+                   for page in RESULT_PAGES)
 
 
 @needs_chromium
@@ -217,6 +222,7 @@ def test_the_device_switch_opens_the_same_page_of_the_other_run(two_device_site,
         assert page.inner_text(".specdec-device-switch [aria-current=page]") == "CPU"
         page.click(".specdec-device-switch a[data-specdec-device=cuda]")
         page.wait_for_url(url + "cuda/benchmark/")
+        wait_until_drawn(page)  # a figure is drawn as it nears the viewport: draw them all now
         page.wait_for_selector(".specdec-figure .main-svg")
         assert page.inner_text(".specdec-device-switch [aria-current=page]") == "CUDA"
         assert CUDA_NAME in page_text(two_device_site / "cuda" / "index.html")
