@@ -131,7 +131,8 @@ def test_step_visualizer_clicks_keys_and_selectors(site, browser):
     strip = page.inner_text(".sv-strip")
     assert page.input_value("#sv-mode") == "sampled"
     page.select_option("#sv-mode", "greedy")
-    assert page.inner_text(".sv-strip") != strip
+    # the chosen run is fetched from its file (Visualizer.loadRun), then drawn: wait for the strip to change
+    page.wait_for_function("s => document.querySelector('.sv-strip').innerText !== s", arg=strip, timeout=15_000)
     options = page.eval_on_selector_all("#sv-prompt option", "os => os.map(o => o.value)")
     page.select_option("#sv-prompt", options[-1])
     assert page.input_value("#sv-prompt") == options[-1]
