@@ -1284,9 +1284,10 @@ def test_every_documented_equation_anchor_exists(site):
         assert f'id="{anchor}"' in html[page], f"{page}#{anchor} is documented but not on the page"
 
 
-def test_the_visualizer_page_is_under_100_kb_and_fetches_a_chosen_run_from_its_file(site, site_folder, browser):
+def test_the_visualizer_page_carries_one_run_and_fetches_the_others(site, site_folder, browser):
     """The Visualizer's HTML carried every run (1.16 MB); now the opening run alone, the others in files of the built
-    site, each the run as recorded, fetched when a reader chooses it: choosing another prompt draws it."""
+    site, each the run as recorded, fetched when a reader chooses it: choosing another prompt draws it, and its token
+    strip is one Tab stop."""
     html_bytes = (site_folder / "visualizer" / "index.html").stat().st_size
     assert html_bytes < 100_000, html_bytes
     runs = json.loads((ROOT / "docs" / "figures" / "visualizer.json").read_text())["runs"]
@@ -1306,5 +1307,6 @@ def test_the_visualizer_page_is_under_100_kb_and_fetches_a_chosen_run_from_its_f
         return v.run && !v.run.file && v.runKey(v.run) === document.getElementById('sv-prompt').value; }""")
     page.wait_for_selector("#sv-chart-pq .main-svg")  # the chosen run, drawn
     assert len(fetched) == 1, fetched
-    assert log["errors"] == []
+    assert page.inner_text(".sv-file-status") == "" and log["errors"] == [] and log["failed"] == []
+    assert page.evaluate("() => document.querySelectorAll('.sv-strip [tabindex=\"0\"]').length") == 1  # one Tab stop
     page.close()

@@ -203,7 +203,8 @@ def render_visualizer(name: str, text: str, marker: str) -> str:
     hook._page["used"].add("visualizer")
     data = hook.load_checked("visualizer")
     # the opening run whole, the others as a line each with their file's URL (visualizer.js loadRun fetches it)
-    payload = {"runs": visualizer_runs_on_page(data["runs"]), "palette": data["palette"], "layout": data["layout"]}  # the charts' margins, height
+    payload = {"runs": visualizer_runs_on_page(data["runs"]), "palette": data["palette"],
+               "layout": data["layout"]}  # the charts' margins, height
     # the widget's script and its trace-file checks load on this page alone (specdec.js: loadWidgets, withTraceFile)
     checks = html.escape(get_relative_url("assets/tracefile.js", hook._page["url"]))
     return ('<div id="specdec-visualizer" class="specdec-visualizer" data-specdec-marker="visualizer"></div>\n'
