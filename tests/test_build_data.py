@@ -792,3 +792,29 @@ def test_a_run_without_a_rejected_sampled_step_builds_its_playground():
     data = site_files.playground_data(artifacts, values)
     assert [p["name"] for p in data["rule"]["presets"]][:3] == ["q = p", "disjoint supports",
                                                                  "the counterexample (math page, eq. 9)"]
+
+
+def test_a_run_whose_trees_keep_only_first_choices_builds_its_tree_picture():
+    """The --quick build on a tiny pair failed: no greedy tree step took a branch past the draft's first choices, and
+    the tree picture had no data. It draws the step that kept most and says so; its caption's values say why."""
+    from specdec_site.site import contract, pictures
+    from specdec_site.site import files as site_files
+    from specdec_site.site.values import VALUES, Artifacts
+
+    artifacts = site_files.load_artifacts(ROOT / "docs" / "data" / "cpu")
+    assert pictures.tree_example(artifacts["traces"]) is not None  # the committed data has such a step
+    for run in artifacts["traces"]["runs"]:
+        for step in run["trace"]["steps"]:
+            if step.get("parents"):  # every accepted path is the chain of first choices, cut to its length
+                step["path"] = pictures.first_choice_chain(step["parents"])[: len(step["path"])]
+    assert pictures.tree_example(artifacts["traces"]) is None
+    fig = json.loads(pictures.fig_tree_example(artifacts).to_json())
+    contract.check("tree_example", {"sources": {"x": "y"}, "plotly_version": "6", "title": fig["layout"]["title"]["text"],
+                                    "figure": fig})
+    run, step = pictures.largest_tree_step(artifacts["traces"])
+    assert f"the step that kept most ({len(step['path'])} drafts)" in fig["layout"]["title"]["text"]
+    assert VALUES["tree_step_branch_token"](Artifacts(artifacts)) == "— (no such step in this build)"
+    for run in artifacts["traces"]["runs"]:
+        run["trace"]["steps"] = [s for s in run["trace"]["steps"] if not s.get("parents")]
+    fig = json.loads(pictures.fig_tree_example(artifacts).to_json())
+    assert fig["data"] and fig["layout"]["title"]["text"] == "No greedy tree run was recorded in this build"

@@ -61,12 +61,28 @@ def tree_example(traces: dict) -> tuple[dict, dict] | None:
     return None
 
 
+def largest_tree_step(traces: dict) -> tuple[dict, dict] | None:
+    """(run, step): the greedy tree step that kept the most drafts (the first such), for a build where no step took
+    another branch than the draft's first choices; None if no greedy tree step has a node."""
+    steps = [(len(step.get("path") or []), run, step) for run in traces["runs"]
+             if run["trace"].get("drafter") == "tree" and run["mode"] == "greedy"
+             for step in run["trace"]["steps"] if step.get("parents")]
+    if not steps:
+        return None
+    best = max(kept for kept, _, _ in steps)
+    return next((run, step) for kept, run, step in steps if kept == best)
+
+
 def tree_example_facts(run: dict, step: dict, escape: bool = True) -> dict:
-    """What the caption says about the example: the step (counted from 1, as the Step Visualizer does), the tokens the chain keeps and the tree keeps, the
-    branch's token and the draft's probability of it and of its first choice there."""
+    """What the caption says about the example: the step (counted from 1, as the Step Visualizer does), the tokens the
+    chain keeps and the tree keeps, the branch's token and the draft's probability of it and of its first choice
+    there (branch_rank None, and no branch, for a step whose path is the chain of first choices)."""
     parents, path = step["parents"], step["path"]
     chain, kids = first_choice_chain(parents), children(parents)
-    kept_by_chain = next(i for i, node in enumerate(path) if i >= len(chain) or chain[i] != node)
+    kept_by_chain = next((i for i, node in enumerate(path) if i >= len(chain) or chain[i] != node), None)
+    if kept_by_chain is None:
+        return {"run": run["id"], "step": step["step"] + 1, "nodes": len(parents), "tree_kept": len(path),
+                "chain_kept": len(path), "branch_rank": None}
     branch = path[kept_by_chain]
     first = kids[parents[branch]][0]
     return {"run": run["id"], "step": step["step"] + 1, "nodes": len(parents), "tree_kept": len(path),
@@ -97,9 +113,12 @@ def fig_tree_example(a) -> go.Figure:
     first choices inside the tree, which stops where the path takes another branch."""
     found = tree_example(a["traces"])
     fig = go.Figure()
-    if found is None:
-        fig.update_layout(**layout("No recorded tree step left the draft's first choices", "depth", ""))
-        return fig
+    if found is None:  # no step took another branch (a small or --quick build): the greedy tree step that kept most
+        found = largest_tree_step(a["traces"])
+        if found is None:
+            fig.add_scatter(x=[0], y=[0], mode="markers+text", text=["prefix"], hoverinfo="skip", showlegend=False)
+            fig.update_layout(**layout("No greedy tree run was recorded in this build", "depth", ""))
+            return fig
     run, step = found
     facts = tree_example_facts(run, step)
     parents, path = step["parents"], set(step["path"])
@@ -125,9 +144,15 @@ def fig_tree_example(a) -> go.Figure:
                     showlegend=False)
     depth = max(d for d, _ in pos.values())
     rows = max(r for _, r in pos.values())
+    if facts["branch_rank"] is None:
+        title = (f"No recorded tree step took a branch past the draft's first choices; the step that kept most "
+                 f"({facts['tree_kept']} drafts)")
+    else:
+        title = (f"One tree step: the target's path takes the draft's "
+                 f"{ORDINALS.get(facts['branch_rank'], str(facts['branch_rank']) + 'th')} choice "
+                 f"({facts['tree_kept']} drafts kept; the chain of first choices: {facts['chain_kept']})")
     fig.update_layout(**layout(
-        f"One tree step: the target's path takes the draft's {ORDINALS.get(facts['branch_rank'], str(facts['branch_rank']) + 'th')} "
-        f"choice ({facts['tree_kept']} drafts kept; the chain of first choices: {facts['chain_kept']})", "depth in the tree (draft position)", "",
+        title, "depth in the tree (draft position)", "",
         height=220 + 34 * (rows + 1),
         xaxis={"range": [-0.6, depth + 0.5], "dtick": 1, "zeroline": False},
         yaxis={"visible": False, "autorange": "reversed"}))

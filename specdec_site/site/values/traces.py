@@ -82,8 +82,8 @@ def _tree_fact(name: str, digits: int | None = None) -> Callable:
 
     def value(a):
         run, step = tree_example(a["traces"]) or (None, None)
-        if run is None:
-            return "–"
+        if run is None:  # no step took another branch than the draft's first choices (a small or --quick build)
+            return "— (no such step in this build)"
         facts = tree_example_facts(run, step, escape=False)
         if name == "branch_rank":
             return ORDINALS.get(facts[name], f"{facts[name]}th")
