@@ -74,8 +74,8 @@ def lighthouse_bin() -> Path:
     return exe
 
 
-def run_lighthouse(exe: Path, url: str, preset: str, chrome: str) -> dict:
-    """One Lighthouse run: the scores (0-100) and the Core Web Vitals it measures."""
+def run_lighthouse(exe: Path, url: str, preset: str, chrome: str, keep: Path | None = None) -> dict:
+    """One Lighthouse run: the scores (0-100) and the Core Web Vitals it measures; its whole report copied to keep."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "report.json"
         args = [str(exe), url, "--quiet", "--output=json", f"--output-path={out}",
@@ -85,6 +85,8 @@ def run_lighthouse(exe: Path, url: str, preset: str, chrome: str) -> dict:
             args.append("--preset=desktop")
         subprocess.run(args, check=True, env={**os.environ, "CHROME_PATH": chrome}, capture_output=True, timeout=300)
         report = json.loads(out.read_text())
+        if keep is not None:
+            shutil.copyfile(out, keep)
     audits = report["audits"]
     return {"performance": 100 * report["categories"]["performance"]["score"],
             "accessibility": 100 * report["categories"]["accessibility"]["score"],
@@ -92,6 +94,14 @@ def run_lighthouse(exe: Path, url: str, preset: str, chrome: str) -> dict:
             "tbt_ms": audits["total-blocking-time"]["numericValue"],
             "cls": audits["cumulative-layout-shift"]["numericValue"],
             "bytes_kb": audits["total-byte-weight"]["numericValue"] / 1024}
+
+
+def report_path(folder: str | None, page: str, preset: str, run: int) -> Path | None:
+    """Where run `run` of `page` and `preset` keeps its report (None: not kept)."""
+    if folder is None:
+        return None
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    return Path(folder) / f"{page.strip('/').replace('/', '-') or 'home'}-{preset}-{run + 1}.json"
 
 
 def table(results: dict, runs: int, host: str) -> str:
@@ -115,6 +125,8 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default=None, help="also write the table to this Markdown file")
     parser.add_argument("--presets", nargs="+", default=["mobile", "desktop"], choices=["mobile", "desktop"],
                         help="Lighthouse's presets to run (default both)")
+    parser.add_argument("--reports", default=None, help="also keep every run's whole Lighthouse report (JSON) in this "
+                        "folder, to read the audits that cost points")
     args = parser.parse_args(argv)
     if args.runs < 1:
         parser.error(f"--runs must be at least 1, got {args.runs}")
@@ -135,7 +147,8 @@ def main(argv=None) -> int:
             for page in args.pages:
                 results[page] = {}
                 for preset in args.presets:
-                    got = [run_lighthouse(exe, url + page, preset, chrome) for _ in range(args.runs)]
+                    got = [run_lighthouse(exe, url + page, preset, chrome, report_path(args.reports, page, preset, i))
+                           for i in range(args.runs)]
                     results[page][preset] = {key: statistics.median(g[key] for g in got) for key in got[0]}
                     print(f"[pages] {page or 'Home'} {preset}: {results[page][preset]}", flush=True)
         finally:

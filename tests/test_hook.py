@@ -404,3 +404,12 @@ def test_the_visualizer_page_carries_its_opening_run_whole_and_the_others_as_fil
     for i in (0, 2):
         assert json.loads((tmp_path / "assets" / "visualizer-runs" / f"{i}.json").read_text()) == runs[i]
     assert not (tmp_path / "assets" / "visualizer-runs" / "1.json").exists()
+
+
+def test_the_search_dialog_is_named_on_every_page_and_a_moved_one_fails_the_build(hook):
+    """Lighthouse's aria-dialog-name failed on every page: Material's search dialog had no accessible name."""
+    page = f'<header class="md-header">{hook.SEARCH_DIALOG}<input></div></header>'
+    assert f'{hook.SEARCH_DIALOG[:-1]} aria-label="Search">' in hook.name_search_dialog(page, "p.md")
+    assert hook.on_post_template(page, template_name="404.html", config=None).count('aria-label="Search"') == 1
+    with pytest.raises(hook.PluginError, match="p.md: Material's search dialog"):
+        hook.name_search_dialog('<header class="md-header"><div class="md-search" role="dialog"></div></header>', "p.md")

@@ -200,6 +200,74 @@ def test_a_figure_is_drawn_when_it_nears_the_viewport_in_the_space_kept_for_it(s
     page.close()
 
 
+CLS = """window.__cls = 0; new PerformanceObserver(list => { for (const e of list.getEntries())
+  if (!e.hadRecentInput) window.__cls += e.value; }).observe({type: 'layout-shift', buffered: true});"""
+
+
+def test_a_widget_page_on_a_phone_loads_plotly_only_when_a_chart_comes_into_view(site, browser):
+    """On a phone the Step Visualizer's and the Playground's charts are below the first screen: the widgets' text,
+    controls and tables are built at load without plotly.js (its parse was a one-second task on a phone), and a chart
+    is drawn, plotly.js loaded, when the reader scrolls to it."""
+    for path, chart in (("visualizer/", "sv-chart-pq"), ("playground/", "pg-rule-chart")):
+        page = browser.new_page(viewport={"width": 412, "height": 823})
+        requests = []
+        page.on("request", lambda r: requests.append(r.url))
+        page.goto(site + path, wait_until="load")
+        page.wait_for_function("() => !!(document.getElementById('specdec-visualizer') || {})._specdec"
+                               " || !!window.specdecPlayground", timeout=15000)
+        page.wait_for_timeout(1500)
+        state = page.evaluate(f"""() => ({{plotly: !!window.Plotly, top: document.getElementById('{chart}').getBoundingClientRect().top,
+            drawn: document.getElementById('{chart}').classList.contains('js-plotly-plot'),
+            buttons: document.querySelectorAll('#specdec-visualizer button, .specdec-playground button, [id^=pg-] button').length}})""")
+        assert state["top"] > 823 and not state["plotly"] and not state["drawn"] and state["buttons"] > 0, (path, state)
+        assert not any("plotly" in url for url in requests), path
+        page.evaluate(f"document.getElementById('{chart}').scrollIntoView()")
+        page.wait_for_function(f"document.getElementById('{chart}').classList.contains('js-plotly-plot')", timeout=15000)
+        page.close()
+
+
+def test_homes_strip_is_laid_out_before_any_script_and_moves_nothing_as_it_plays(site, browser):
+    """Home's strip was built by its script only and grew as it played: the text below it moved (a layout shift of
+    0.22, then 0.37 with every step's place kept). The page now carries it whole: its height is the same without
+    scripts, and playing it shifts nothing, at a phone's width and a laptop's."""
+    for width, height in ((375, 700), (412, 823), (1400, 900)):
+        heights = []
+        for scripts in (False, True):
+            context = browser.new_context(viewport={"width": width, "height": height}, java_script_enabled=scripts)
+            page = context.new_page()
+            page.add_init_script(CLS)
+            page.goto(site, wait_until="load")
+            if scripts:
+                page.wait_for_function("() => !!(document.getElementById('specdec-strip') || {})._specdec", timeout=15000)
+                page.wait_for_timeout(2500)  # a few steps played
+                assert page.evaluate("() => window.__cls") < 0.01, width
+                shown = page.evaluate("() => document.querySelectorAll('.strip-step:not(.strip-later)').length")
+                assert shown >= 2, shown
+            heights.append(page.evaluate("() => document.getElementById('specdec-strip').getBoundingClientRect().height"))
+            context.close()
+        assert abs(heights[0] - heights[1]) < 1, (width, heights)
+
+
+def test_math_is_typeset_as_it_comes_near_and_all_of_it_for_print(site, browser):
+    """The Math page typeset its 214 formulas in one task at load (a second on a phone): a formula is typeset when it
+    comes within a screen of the view, so one far below waits until the reader scrolls there; drawAll (printing)
+    typesets every one."""
+    page = browser.new_page(viewport={"width": 412, "height": 823})
+    page.goto(site + "math/", wait_until="load")
+    page.wait_for_function("() => !!document.querySelector('.arithmatex .katex')", timeout=15000)
+    page.wait_for_timeout(500)
+    count = """() => { const all = Array.from(document.querySelectorAll('.arithmatex'));
+        return [all.filter(e => e.querySelector('.katex')).length, all.length]; }"""
+    done, total = page.evaluate(count)
+    assert 0 < done < total / 2, (done, total)
+    page.evaluate("document.querySelectorAll('.arithmatex')[%d].scrollIntoView()" % (total - 1))
+    page.wait_for_function("() => { const all = document.querySelectorAll('.arithmatex');"
+                           " return !!all[all.length - 1].querySelector('.katex'); }", timeout=15000)
+    page.evaluate("() => window.specdecSite.drawAll()")
+    assert page.evaluate(count) == [total, total]
+    page.close()
+
+
 def test_every_figure_carries_its_data_as_a_table(loaded):
     """A reader who cannot see a plot gets its numbers: each figure is followed by a closed <details> whose table
     holds a row per plotted point of its named series."""

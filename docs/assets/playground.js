@@ -271,6 +271,14 @@
   const dark = window.specdecSite.dark;
   const themed = window.specdecSite.themed;
   const configFor = window.specdecSite.configFor, noTabStops = window.specdecSite.noTabStops, titled = window.specdecSite.titled;
+  // Plotly through the page's chart queue (specdec.js drawChart): one drawing at a time per chart, the first once the
+  // chart comes into view, with plotly.js loaded then; the panels' text, inputs and tables are built at once
+  function react(div, data, layout, config) {
+    return window.specdecSite.drawChart(div, function () { return Plotly.react(div, data, layout, config); });
+  }
+  function purge(div) {
+    return window.specdecSite.drawChart(div, function () { Plotly.purge(div); });
+  }
   function f3(x) { return Number(x).toFixed(3); }
   function slider(id, label, min, max, step, value, hint) {
     const wrap = el("div", { class: "pg-slider" });
@@ -378,7 +386,7 @@
     const problem = this.problem();
     this.message.textContent = problem || "";
     this.table.textContent = "";
-    if (problem) { Plotly.purge("pg-rule-chart"); return; }
+    if (problem) { purge(document.getElementById("pg-rule-chart")); return; }
     const p = normalize(this.p), q = normalize(this.q), rule = this.ruleSel.value;
     const beta = p.reduce(function (a, pi, i) { return a + Math.min(pi, q[i]); }, 0);
     const res = resampledFrom(p, q, rule);
@@ -410,7 +418,7 @@
         y: this.sampled.freq, marker: { symbol: "diamond", size: 11, color: dark() ? "#fff" : "#000" } });
     }
     const ruleDiv = document.getElementById("pg-rule-chart");
-    Plotly.react(ruleDiv, traces, themed(titled(ruleDiv, "p, q, the residual and what the rule outputs", { barmode: "group", height: 360, margin: { t: 30, r: 10, b: 40, l: 45 },
+    react(ruleDiv, traces, themed(titled(ruleDiv, "p, q, the residual and what the rule outputs", { barmode: "group", height: 360, margin: { t: 30, r: 10, b: 40, l: 45 },
       legend: { orientation: "h", y: -0.15 }, yaxis: { title: { text: "probability" }, range: [0, 1] } })), configFor(ruleDiv)).then(noTabStops);
   };
   RulePanel.prototype.clearSample = function () {
@@ -540,7 +548,7 @@
         marker: { color: pal.accept }, hovertemplate: "%{x}: %{y:.3f}<extra>block verification</extra>" },
     ];
     const div = document.getElementById("pg-block-chart");
-    Plotly.react(div, traces, themed(titled(div, "Expected accepted drafts, by draft block (the likeliest) and over all",
+    react(div, traces, themed(titled(div, "Expected accepted drafts, by draft block (the likeliest) and over all",
       { barmode: "group", height: 320, margin: { t: 30, r: 10, b: 60, l: 45 }, legend: { orientation: "h", y: -0.3 },
         xaxis: { title: { text: "draft block" }, type: "category" },
         yaxis: { title: { text: "accepted drafts" }, range: [0, this.k] } })), configFor(div)).then(noTabStops);
@@ -640,7 +648,7 @@
         marker: { color: pal[m.domain], symbol: "circle-open", size: 10, line: { width: 2 } } });
     });
     const speedDiv = document.getElementById("pg-speedup-chart");
-    Plotly.react(speedDiv, traces, themed(titled(speedDiv, "Speedup over the target alone: the theory for these numbers and the measured " + domain + " sweep", {
+    react(speedDiv, traces, themed(titled(speedDiv, "Speedup over the target alone: the theory for these numbers and the measured " + domain + " sweep", {
       height: 440, margin: { t: 30, r: 10, b: 20, l: 50 },
       // every k on a wide screen; every other one on a phone
       xaxis: { title: { text: "k" }, range: [0.5, 16.5], tick0: 1, dtick: speedDiv.clientWidth < 600 ? 2 : 1, automargin: true },
@@ -767,7 +775,7 @@
   // ------------------------------------------------------------------ wiring
   function init() {
     if (!document.getElementById("specdec-playground-data")) return;
-    window.specdecSite.withPlotly(build);
+    build();  // its charts load plotly.js when they come into view (react)
   }
   function build() {
     const template = document.getElementById("specdec-playground-data");  // a <template>: specdec_hook.script_json
@@ -788,7 +796,7 @@
   }
   function rerender() {
     const pg = window.specdecPlayground;
-    if (!pg || !window.Plotly) return;
+    if (!pg) return;
     pg.panels.forEach(function (panel) { if (panel.render) panel.render(); });
   }
   if (window.document$ && typeof window.document$.subscribe === "function") {

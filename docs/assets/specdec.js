@@ -142,23 +142,51 @@
     });
 
   // ------------------------------------------------------------------ math
-  function renderMath() {
-    document.querySelectorAll(".arithmatex").forEach(function (el) {
-      renderMathInElement(el, {
-        delimiters: [
-          { left: "\\(", right: "\\)", display: false },
-          { left: "\\[", right: "\\]", display: true },
-        ],
-        throwOnError: false,
-      });
+  // A formula is typeset when it comes within a screen of the view, not all at load: the Math page's 214 formulas
+  // typeset in one task blocked a phone for a second, and typeset in slices each slice made Material's sidebar lay the
+  // whole page out again. drawAll (printing, tests) typesets every formula at once. A page left by instant navigation
+  // leaves its observer (mathObserver is replaced).
+  const MATH_NEAR = "100% 0px";
+  let mathObserver = null, mathAtOnce = false;
+  function typeset(el) {
+    if (el._specdecTypeset) return;
+    el._specdecTypeset = true;
+    renderMathInElement(el, {
+      delimiters: [
+        { left: "\\(", right: "\\)", display: false },
+        { left: "\\[", right: "\\]", display: true },
+      ],
+      throwOnError: false,
     });
+  }
+  function typesetAll() {
+    document.querySelectorAll(".arithmatex").forEach(typeset);
+    focusableScrollers();
+  }
+  function renderMath() {
+    if (mathObserver) mathObserver.disconnect();
+    mathObserver = null;
+    if (mathAtOnce || !("IntersectionObserver" in window)) { typesetAll(); return; }
+    let settle = null;
+    mathObserver = new IntersectionObserver(function (entries, observer) {
+      entries.forEach(function (entry) {
+        if (!entry.isIntersecting) return;
+        observer.unobserve(entry.target);
+        typeset(entry.target);
+      });
+      clearTimeout(settle);
+      settle = setTimeout(focusableScrollers, 200);  // a typeset equation may now scroll sideways
+    }, { rootMargin: MATH_NEAR });
+    document.querySelectorAll(".arithmatex").forEach(function (el) { mathObserver.observe(el); });
   }
 
   // ------------------------------------------------------------------ static figures
-  // A figure is drawn when it nears the viewport (Distill's way), not all at load: a page of sixteen figures drew
-  // them in one 3.9 s task before the reader could scroll. plotly.js itself loads when the first figure nears the
-  // viewport, after the text has painted. Each figure's height is reserved by the hook (min-height), so drawing it
-  // moves nothing below it. Printing, or a test, draws them all (drawAll).
+  // A figure is drawn when it comes into view (Distill's way), not all at load: a page of sixteen figures drew
+  // them in one 3.9 s task before the reader could scroll. plotly.js itself loads when the first figure comes into
+  // view: its parse is one task of about a second on a phone, which a page that shows no figure on its first screen
+  // no longer pays before the reader can scroll. Each figure's height is reserved by the hook (min-height), so
+  // drawing it moves nothing below it. Printing, or a test, draws them all (drawAll).
+  const IN_VIEW = "0px";
   function drawFigure(template) {
     const div = document.getElementById(template.dataset.for);
     if (!div) return Promise.resolve();
@@ -188,7 +216,7 @@
         const template = document.querySelector('template.specdec-figure-data[data-for="' + entry.target.id + '"]');
         if (template) withPlotly(function () { drawFigure(template); });
       });
-    }, { rootMargin: "600px 0px" });
+    }, { rootMargin: IN_VIEW });
     templates.forEach(function (t) { figureObserver.observe(document.getElementById(t.dataset.for)); });
   }
   function redrawFigures() {
@@ -196,7 +224,12 @@
     figureTemplates(true).forEach(drawFigure);
   }
   function drawAll() {
-    // every figure now, whether seen or not (printing; tests that read every figure)
+    // every figure now, whether seen or not (printing; tests that read every figure), and every widget chart
+    everyChart = true;
+    waitingCharts.forEach(function (release) { release(); });
+    mathAtOnce = true;
+    document.documentElement.classList.add("specdec-everything");  // the Source page's listings laid out too
+    if (typeof window.renderMathInElement === "function" && document.querySelector(".arithmatex")) typesetAll();
     return new Promise(function (resolve) {
       const templates = figureTemplates(false);
       if (!templates.length) { resolve(); return; }
@@ -215,6 +248,44 @@
       if (changed) redrawFigures();
     }, 200);
   });
+
+  // ------------------------------------------------------------------ widget charts, drawn when seen
+  // The Step Visualizer's and the Playground's charts are drawn through drawChart: one drawing at a time per chart,
+  // in the order asked (a call made while the chart's last one is still drawing waits for it: two runs rendered in
+  // one task once left Plotly laying out a chart forever), and the first only once the chart comes into view, with
+  // plotly.js loaded then. The widgets build their text, controls and tables at once, without plotly.js. drawAll
+  // draws every chart now (printing, tests). div._specdecDrawn is the promise of the chart's last drawing.
+  let everyChart = false;
+  const waitingCharts = new Set();
+  let chartObserver = null;
+  function seen(div) {
+    if (everyChart || !("IntersectionObserver" in window)) return Promise.resolve();
+    if (!div._specdecSeen) {
+      div._specdecSeen = new Promise(function (resolve) {
+        function release() {
+          waitingCharts.delete(release);
+          if (chartObserver) chartObserver.unobserve(div);
+          resolve();
+        }
+        div._specdecRelease = release;
+        waitingCharts.add(release);
+        chartObserver = chartObserver || new IntersectionObserver(function (entries) {
+          entries.forEach(function (e) { if (e.isIntersecting && e.target._specdecRelease) e.target._specdecRelease(); });
+        }, { rootMargin: IN_VIEW });
+        chartObserver.observe(div);
+      });
+    }
+    return div._specdecSeen;
+  }
+  function plotlyLoaded() {
+    return new Promise(function (resolve) { withPlotly(resolve); });
+  }
+  function drawChart(div, draw) {
+    const drawn = (div._specdecDrawn || Promise.resolve()).catch(function () {})
+      .then(function () { return seen(div); }).then(plotlyLoaded).then(draw);
+    div._specdecDrawn = drawn;
+    return drawn;
+  }
 
   // ------------------------------------------------------------------ helpers of the widgets
   function esc(s) {
@@ -236,7 +307,7 @@
   // Shared with the Step Visualizer (visualizer.js) and the Playground (playground.js), which load after this file.
   window.specdecSite = { dark: dark, tone: tone, themed: themed, titled: titled, el: el, esc: esc, visible: visible,
     fmt: fmt, textWidth: textWidth, configFor: configFor, noTabStops: noTabStops, withPlotly: withPlotly,
-    withTraceFile: withTraceFile, drawAll: drawAll };
+    withTraceFile: withTraceFile, drawAll: drawAll, drawChart: drawChart };
 
   // ------------------------------------------------------------------ Home's strip: a recorded run, step by step
   // Leviathan et al.'s Figure 1 from this site's data: each step's accepted drafts, the rejected one (struck
@@ -262,7 +333,8 @@
     this.text = el("div", { class: "strip-text", id: "strip-text" });
     this.text.appendChild(el("span", { class: "strip-prompt" }, run.prompt));
     this.steps = run.steps.map(function (s, i) {
-      const span = el("span", { class: "strip-step", "data-step": String(i), hidden: "" });
+      // a step not yet shown keeps its place (strip-later: visibility hidden), so the text below never moves
+      const span = el("span", { class: "strip-step strip-later", "data-step": String(i) });
       s.accepted.forEach(function (t) { span.appendChild(el("span", { class: "sv-tok sv-accepted" }, t)); });
       if (s.rejected !== null) span.appendChild(el("span", { class: "sv-tok sv-rejected" }, visibleIfBlank(s.rejected)));
       if (s.extra !== null) span.appendChild(el("span", { class: "sv-tok sv-" + s.extra_fate }, s.extra));
@@ -272,6 +344,10 @@
     this.steps.forEach(function (span) { text.appendChild(span); });
     root.append(controls, this.status, this.text, legend);
     const self = this;
+    this.reserve();
+    let resized = null;
+    this.onResize = function () { clearTimeout(resized); resized = setTimeout(function () { self.reserve(); }, 200); };
+    window.addEventListener("resize", this.onResize);
     this.play.addEventListener("click", function () { self.timer ? self.pause() : self.start(); });
     this.step.addEventListener("click", function () { self.pause(); self.show(self.shown + 1); });
     this.restart.addEventListener("click", function () { self.show(0); self.start(); });
@@ -285,12 +361,28 @@
     this.shown = Math.max(0, Math.min(n, total));
     const shown = this.shown;
     this.steps.forEach(function (span, i) {
-      if (i < shown) span.removeAttribute("hidden"); else span.setAttribute("hidden", "");
+      span.classList.toggle("strip-later", i >= shown);
       span.classList.toggle("strip-current", i === shown - 1);
     });
-    this.status.textContent = shown === 0 ? "The prompt (" + this.run.label + "); press Next step or Play." :
-      this.describe(shown - 1);
+    this.status.textContent = this.statusText(shown);
     if (shown >= total) this.pause();
+  };
+  Strip.prototype.statusText = function (shown) {
+    return shown === 0 ? "The prompt (" + this.run.label + "); press Next step or Play." : this.describe(shown - 1);
+  };
+  // The status line's height is that of its longest text at the strip's width (measured on a hidden copy, which no
+  // screen reader hears), so that a longer step's words push nothing down as the strip plays (Home's CLS was 0.22).
+  Strip.prototype.reserve = function () {
+    const copy = el("p", { class: "strip-status", "aria-hidden": "true" });
+    copy.style.cssText = "position:absolute;visibility:hidden;min-height:0;width:" + this.status.clientWidth + "px";
+    this.root.appendChild(copy);
+    let tallest = 0;
+    for (let n = 0; n <= this.run.steps.length; n++) {
+      copy.textContent = this.statusText(n);
+      tallest = Math.max(tallest, copy.offsetHeight);
+    }
+    copy.remove();
+    this.status.style.minHeight = tallest + "px";
   };
   // What step i did, by its own drafts (a step near the end drafts fewer than the run's k), then the running count:
   // the tokens so far against the target passes they took, and the passes the target alone would have taken.
@@ -327,7 +419,11 @@
   };
   let currentStrip = null;
   function renderStrip() {
-    if (currentStrip) { currentStrip.pause(); currentStrip = null; }  // the page before instant navigation
+    if (currentStrip) {  // the page before instant navigation
+      currentStrip.pause();
+      window.removeEventListener("resize", currentStrip.onResize);
+      currentStrip = null;
+    }
     const root = document.getElementById("specdec-strip");
     const data = document.getElementById("specdec-strip-data");
     if (!root || !data) return;
@@ -384,7 +480,8 @@
     loadWidgets();
     focusableScrollers();
     renderStrip();
-    withKatex(function () { renderMath(); focusableScrollers(); });
+    if (mathObserver) { mathObserver.disconnect(); mathObserver = null; }  // the page before instant navigation
+    withKatex(renderMath);
     renderFigures();
   }
 

@@ -11,15 +11,10 @@
     visible = site.visible, fmt = site.fmt, textWidth = site.textWidth, configFor = site.configFor,
     noTabStops = site.noTabStops;
 
-  // Plotly.react, one call at a time per chart: a call made while the chart's last one is still drawing waits for
-  // it. Two runs rendered in one JavaScript task, a token-tree run then a chain run, otherwise left Plotly laying out
-  // a chart forever (layoutStyles, in a later task): the accept chart is hidden for the tree and shown again.
+  // Plotly.react through the page's chart queue (specdec.js drawChart): one drawing at a time per chart, the first
+  // once the chart comes into view
   function react(div, data, layout, config) {
-    const drawn = (div._specdecDrawn || Promise.resolve()).catch(function () {}).then(function () {
-      return Plotly.react(div, data, layout, config);
-    });
-    div._specdecDrawn = drawn;
-    return drawn;
+    return site.drawChart(div, function () { return Plotly.react(div, data, layout, config); });
   }
 
   // The trace files' checks and the fates the renderers draw (tracefile.js, which loads first): a step's fates are
@@ -797,7 +792,7 @@
     if (!document.getElementById("specdec-visualizer")) return;
     site.withTraceFile(function () {
       traceFile = window.specdecTraceFile;
-      site.withPlotly(renderVisualizer);
+      renderVisualizer();  // its charts load plotly.js when they come into view (react)
     });
   }
   // Material's instant navigation swaps pages without a reload: document$ emits on every page.
@@ -811,6 +806,6 @@
   // Re-theme the charts when the palette toggle changes the colour scheme.
   new MutationObserver(function () {
     const root = document.getElementById("specdec-visualizer");
-    if (window.Plotly && root && root._specdec) root._specdec.renderStep();
+    if (root && root._specdec) root._specdec.renderStep();
   }).observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme"] });
 })();

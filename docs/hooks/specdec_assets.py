@@ -23,6 +23,7 @@ from mkdocs.utils import get_relative_url
 
 __all__ = ["PLOTLY_BUNDLE", "NEEDS_PLOTLY", "KATEX_DIR", "PRUNE_STYLE_ABOVE", "STYLE", "check_vendored",
            "mark_page_weight", "prune_notebook_styles", "SKIP_LINK", "HTML_ID", "FIRST_HEADING", "mend_skip_link",
+           "SEARCH_DIALOG", "name_search_dialog",
            "plotly_bundle", "page_classes", "prune_css"]
 
 hook: Any = None  # the hook module's names, read when used (specdec_hook.load_sibling sets it)
@@ -106,6 +107,19 @@ def mend_skip_link(output: str, page_path: str) -> str:
         raise PluginError(f"{page_path}: the skip link points to #{link.group(1)}, which the page lacks, and the page "
                           "has no h1 to point it to")
     return output[:link.start(1)] + heading.group(1) + output[link.end(1):]
+
+# Material's search is a dialog with no name (WCAG 4.1.2; Lighthouse's aria-dialog-name, on every page).
+SEARCH_DIALOG = '<div class="md-search" data-md-component="search" role="dialog">'
+
+
+def name_search_dialog(output: str, page_path: str) -> str:
+    """The search dialog named "Search" (aria-label); a page with Material's header but not its dialog as written here
+    fails the build (a theme whose markup moved would otherwise leave it nameless again, unseen)."""
+    if 'class="md-header' in output and SEARCH_DIALOG not in output:
+        raise PluginError(f"{page_path}: Material's search dialog ({SEARCH_DIALOG}) is not in the page: name it where "
+                          "the theme now writes it (docs/hooks/specdec_assets.py)")
+    return output.replace(SEARCH_DIALOG, SEARCH_DIALOG[:-1] + ' aria-label="Search">', 1)
+
 
 # ---------------------------------------------------------------- helpers
 

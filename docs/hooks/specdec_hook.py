@@ -138,10 +138,16 @@ def on_page_content(html_text: str, *, page: Page, config: MkDocsConfig, files: 
 
 def on_post_page(output: str, *, page: Page, config: MkDocsConfig) -> str:
     output = _assets.mend_skip_link(output, page.file.src_path)
+    output = _assets.name_search_dialog(output, page.file.src_path)
     output = _files.add_device_switch(output, page.url)
     if not page.file.src_path.endswith(".ipynb"):
         return output
     return _assets.prune_notebook_styles(output)
+
+
+def on_post_template(output: str, *, template_name: str, config: MkDocsConfig) -> str:
+    # 404.html is a theme template, not a page: its header's search dialog is named here
+    return _assets.name_search_dialog(output, template_name) if template_name == "404.html" else output
 
 
 def on_post_build(*, config: MkDocsConfig) -> None:

@@ -25,7 +25,8 @@ from specdec_site.site import contract
 
 __all__ = ["FIGURE_NAME", "PLAYGROUND_PANELS", "lookup_value", "table_cell", "page_text", "script_json", "figure_id",
            "render_marker", "render_figure", "figure_data_table", "RUN_FILES", "write_visualizer_runs", "render_value", "render_table", "render_data_link", "render_visualizer",
-           "widget_script", "render_playground", "render_strip"]
+           "widget_script", "render_playground", "render_strip",
+           "STRIP_WORDS", "strip_html"]
 
 hook: Any = None  # the hook module's names, read when used (specdec_hook.load_sibling sets it)
 
@@ -279,5 +280,43 @@ def render_strip(name: str, text: str, marker: str) -> str:
         raise PluginError(f"{hook.where(text)}: a second [[strip]] on one page (it is one widget with fixed ids)")
     hook._page["used"].add("strip")
     data = hook.load_checked("strip")
-    return ('<div id="specdec-strip" class="specdec-strip" data-specdec-marker="strip"></div>\n'
+    return (f'{strip_html(data)}\n'
             f'<template id="specdec-strip-data" data-search-exclude>{script_json({"run": data["run"], "palette": data["palette"]})}</template>')
+
+
+# The strip's words for each fate (its legend); specdec.js's STRIP_WORDS, which builds the same strip again
+STRIP_WORDS = {"accepted": "accepted draft", "rejected": "rejected draft", "resampled": "the target's token in its place",
+               "bonus": "bonus token (all k accepted)"}
+
+
+def strip_html(data: dict) -> str:
+    """The strip as specdec.js's Strip builds it before it plays (every step in place, none shown yet), so that the
+    page is laid out at its final height before any script runs: built by the script only, it pushed Home's text down
+    as it appeared (a layout shift of 0.37 on a phone). Token text is escaped; a blank rejected token is shown as the
+    script shows it (visibleIfBlank)."""
+    run, palette = data["run"], data["palette"]
+
+    def tok(fate: str, text: str) -> str:
+        return f'<span class="sv-tok sv-{fate}">{html.escape(text)}</span>'
+
+    def blank_visible(text: str) -> str:
+        return text if text.strip() else text.replace("\n", "\u21b5").replace("\t", "\u21e5").replace(" ", "\u2423")
+
+    steps = []
+    for i, s in enumerate(run["steps"]):
+        parts = [tok("accepted", t) for t in s["accepted"]]
+        if s["rejected"] is not None:
+            parts.append(tok("rejected", blank_visible(s["rejected"])))
+        if s["extra"] is not None:
+            parts.append(tok(s["extra_fate"], s["extra"]))
+        steps.append(f'<span class="strip-step strip-later" data-step="{i}">{"".join(parts)}</span>')
+    colours = ";".join(f"--sv-{f}:{html.escape(palette[f])}" for f in STRIP_WORDS)
+    buttons = "".join(f'<button type="button" class="md-button" id="strip-{b}">{label}</button>'
+                      for b, label in (("play", "Pause"), ("step", "Next step"), ("restart", "Restart")))
+    legend = "".join(tok(f, words) for f, words in STRIP_WORDS.items())
+    return (f'<div id="specdec-strip" class="specdec-strip" data-specdec-marker="strip" style="{colours}">'
+            f'<div class="sv-controls">{buttons}</div>'
+            f'<p class="strip-status" id="strip-status" role="status" aria-live="polite">The prompt '
+            f'({html.escape(run["label"])}); press Next step or Play.</p>'
+            f'<div class="strip-text" id="strip-text"><span class="strip-prompt">{html.escape(run["prompt"])}</span>'
+            f'{"".join(steps)}</div><div class="sv-legend" aria-hidden="true">{legend}</div></div>')
