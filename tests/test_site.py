@@ -211,7 +211,7 @@ def test_a_widget_page_on_a_phone_loads_plotly_only_when_a_chart_comes_into_view
     for path, chart in (("visualizer/", "sv-chart-pq"), ("playground/", "pg-rule-chart")):
         page = browser.new_page(viewport={"width": 412, "height": 823})
         requests = []
-        page.on("request", lambda r: requests.append(r.url))
+        page.on("request", lambda r, seen=requests: seen.append(r.url))
         page.goto(site + path, wait_until="load")
         page.wait_for_function("() => !!(document.getElementById('specdec-visualizer') || {})._specdec"
                                " || !!window.specdecPlayground", timeout=15000)
@@ -260,7 +260,7 @@ def test_math_is_typeset_as_it_comes_near_and_all_of_it_for_print(site, browser)
         return [all.filter(e => e.querySelector('.katex')).length, all.length]; }"""
     done, total = page.evaluate(count)
     assert 0 < done < total / 2, (done, total)
-    page.evaluate("document.querySelectorAll('.arithmatex')[%d].scrollIntoView()" % (total - 1))
+    page.evaluate(f"document.querySelectorAll('.arithmatex')[{total - 1}].scrollIntoView()")
     page.wait_for_function("() => { const all = document.querySelectorAll('.arithmatex');"
                            " return !!all[all.length - 1].querySelector('.katex'); }", timeout=15000)
     page.evaluate("() => window.specdecSite.drawAll()")
