@@ -21,6 +21,10 @@ exactness checks and the audit run on all of them alike. Which rules keep the ou
   target's distribution.
 
 Each rule draws with an explicit `torch.Generator`; `uniforms` replays a recorded step as in `verify_draft`.
+
+The same rules at one position, computed rather than sampled (`position_law`): the probability that the draft is
+kept and the law of the token the position emits, from which `total_variation` says how far a rule's output is from
+p, and `expected_tokens` a step's expected tokens per target pass from its positions' acceptance probabilities.
 """
 
 from __future__ import annotations
@@ -141,3 +145,71 @@ def verify_typical(draft_tokens: torch.Tensor, p_target: torch.Tensor, generator
                         p_draft_tokens=p_x, q_draft_tokens=torch.full_like(p_x, float("nan")),
                         resampled_token=int(extra) if n_accepted < k else None,
                         bonus_token=int(extra) if n_accepted == k else None, residual=None)
+
+
+# ---------------------------------------------------------------- the rules at one position, computed
+
+
+RULES = ("residual", "one_hot_q", "one_hot_q_argmax", "sample_match", "raw_logits", "typical")
+
+
+def position_law(p: torch.Tensor, q: torch.Tensor, rule: str, *, q_rule: torch.Tensor | None = None,
+                 epsilon: float | None = None, delta: float | None = None) -> tuple[float, torch.Tensor]:
+    """(the probability the draft is kept, the (V,) law of the token emitted) at one position, for a draft drawn from
+    q (argmax q for "one_hot_q_argmax") and the target's p, under `rule` (RULES), by enumeration over the draft's token:
+
+    - "residual": kept with min(1, p/q), else from norm(max(0, p − q)): Σ min(p, q); emits p.
+    - "one_hot_q" (draft sampled) and "one_hot_q_argmax" (draft = argmax q): kept with p(x), else from p without x:
+      Σ q·p, or p(argmax q); emits p.
+    - "sample_match": the target's own y ~ p kept as the token; the draft kept iff y = x: Σ q·p; emits p.
+    - "raw_logits": the draft samples from q but the rule is handed q_rule (softmax of the raw logits): kept with
+      Σ q min(1, p/q_rule); emits q·min(1, p/q_rule) + (1 − kept)·norm(max(0, p − q_rule)), not p where q_rule ≠ q.
+    - "typical": kept iff p(x) > min(ε, δ exp(−H(p))): Σ q over those x; emits q on them + (1 − kept)·p. Lossy.
+    The emitted token is the draft when kept, else the rule's own draw (the position's resampled token).
+    """
+    if p.dim() != 1 or q.shape != p.shape:
+        raise ArgumentError(f"p and q must be (V,) distributions of one shape, got {tuple(p.shape)} and {tuple(q.shape)}")
+    p, q = p.double(), q.double()
+    if rule in ("residual", "sample_match", "one_hot_q", "one_hot_q_argmax"):
+        if rule == "residual":
+            kept = float(torch.minimum(p, q).sum())
+        elif rule == "one_hot_q_argmax":
+            kept = float(p[int(q.argmax())])
+        else:
+            kept = float((q * p).sum())
+        return kept, p.clone()  # each of these emits the target's distribution (their docstrings say why)
+    if rule == "raw_logits":
+        if q_rule is None or q_rule.shape != p.shape:
+            raise ArgumentError("the raw-logits rule needs q_rule, the (V,) q the rule is handed")
+        q_rule = q_rule.double()
+        ratio = torch.where(q_rule > 0, p / q_rule.clamp_min(1e-300), torch.ones_like(p)).clamp(max=1.0)
+        kept_law = q * ratio
+        kept = float(kept_law.sum())
+        residual = (p - q_rule).clamp_min(0)
+        residual = residual / residual.sum() if float(residual.sum()) > 0 else p
+        return kept, kept_law + (1 - kept) * residual
+    if rule == "typical":
+        if epsilon is None or delta is None or not (0 < epsilon <= 1 and delta > 0):
+            raise ArgumentError(f"typical acceptance needs epsilon in (0, 1] and delta > 0, got {epsilon} and {delta}")
+        passes = p > typical_threshold(p, epsilon, delta)
+        kept_law = torch.where(passes, q, torch.zeros_like(q))
+        kept = float(kept_law.sum())
+        return kept, kept_law + (1 - kept) * p
+    raise ArgumentError(f"unknown rule {rule!r}; one of {', '.join(RULES)}")
+
+
+def total_variation(a: torch.Tensor, b: torch.Tensor) -> float:
+    """½ Σ |a − b|: the largest difference in probability the two laws give any set of tokens."""
+    return 0.5 * float((a.double() - b.double()).abs().sum())
+
+
+def expected_tokens(accept_probs: list[float] | torch.Tensor) -> float:
+    """A step's expected tokens per target pass from its k positions' acceptance probabilities a_1..a_k (each given
+    the drafts before it kept): 1 + a_1 + a_1 a_2 + … + a_1⋯a_k (the drafts kept, and the step's own token)."""
+    total, run = 1.0, 1.0
+    for a in [float(x) for x in accept_probs]:
+        if not 0.0 <= a <= 1.0:
+            raise ArgumentError(f"an acceptance probability must be in [0, 1], got {a}")
+        run *= a
+        total += run
+    return total

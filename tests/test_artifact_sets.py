@@ -229,9 +229,11 @@ def test_the_device_switch_opens_the_same_page_of_the_other_run(two_device_site,
         assert CUDA_NAME not in page_text(two_device_site / "index.html")
         page.click(".md-nav__link[href$='visualizer/']")  # a link within the cuda copy
         page.wait_for_url(url + "cuda/visualizer/")
+        wait_until_drawn(page)  # the widget's charts are drawn as they come into view: draw them now
         page.wait_for_selector("#sv-chart-pq .main-svg")
         page.click(".specdec-device-switch a[data-specdec-device=cpu]")  # the switch of the page navigated to
         page.wait_for_url(url + "visualizer/")
+        wait_until_drawn(page)
         page.wait_for_selector("#sv-chart-pq .main-svg")
         assert page.inner_text(".specdec-device-switch [aria-current=page]") == "CPU"
         assert log["errors"] == [] and log["failed"] == [], log

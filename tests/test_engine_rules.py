@@ -11,7 +11,16 @@ from __future__ import annotations
 import pytest
 import torch
 
-from specdec.engine_rules import raw_logits_q, verify_one_hot_q, verify_sample_match, verify_typical
+from specdec.engine_rules import (
+    RULES,
+    expected_tokens,
+    position_law,
+    raw_logits_q,
+    total_variation,
+    verify_one_hot_q,
+    verify_sample_match,
+    verify_typical,
+)
 from specdec.sampling import sample
 from specdec.verify import verify_draft
 from specdec_site.exactness.exact import chi_square_test
@@ -118,3 +127,79 @@ def test_the_rules_check_their_arguments():
         verify_typical(torch.tensor([0]), P, g, epsilon=0.0, delta=0.3)
     with pytest.raises(ArgumentError):
         verify_one_hot_q(torch.tensor([0]), P, None)  # no generator
+
+
+# ---------------------------------------------------------------- the rules at one position, computed (position_law)
+
+TEMPERATURE = 0.5  # the raw-logits case: the draft sampled at this temperature, the rule handed the raw softmax
+
+
+def sampled_rule(rule: str):
+    """(the draft's sampling law, the rule as a step function) for each of position_law's rules, k = 1."""
+    processed = torch.softmax(torch.log(Q) / TEMPERATURE, dim=-1)
+    argmax = torch.nn.functional.one_hot(Q[0].argmax(), Q.shape[1]).double().view(1, -1)
+    return {
+        "residual": (Q, lambda x, g: verify_draft(x, Q, P, g)),
+        "one_hot_q": (Q, lambda x, g: verify_one_hot_q(x, P, g)),
+        "one_hot_q_argmax": (argmax, lambda x, g: verify_one_hot_q(x, P, g)),
+        "sample_match": (Q, lambda x, g: verify_sample_match(x, P, g)),
+        "raw_logits": (processed, lambda x, g: verify_draft(x, raw_logits_q(torch.log(Q)), P, g)),
+        "typical": (Q, lambda x, g: verify_typical(x, P, g, epsilon=0.09, delta=0.3)),
+    }[rule]
+
+
+def computed(rule: str) -> tuple[float, torch.Tensor]:
+    drafts, _ = sampled_rule(rule)
+    return position_law(P[0], drafts[0], rule, q_rule=raw_logits_q(torch.log(Q))[0], epsilon=0.09, delta=0.3)
+
+
+@slow
+@pytest.mark.parametrize("rule", RULES)
+def test_each_rules_computed_law_is_what_its_sampled_rule_does(rule):
+    """position_law, computed by enumeration, against the rule run N times with drafts from the draft's own law: the
+    kept rate within 4 standard errors, the first token's law by a chi-square test; and, for the lossy rules, the
+    same test refuses p (power: the test sees the loss the computed total variation states)."""
+    drafts, step = sampled_rule(rule)
+    kept, law = computed(rule)
+    g = torch.Generator().manual_seed(2)
+    counts, n_kept = {}, 0
+    for _ in range(N):
+        result = step(sample(drafts[0], g).view(1), g)
+        counts[(int(result.tokens[0]),)] = counts.get((int(result.tokens[0]),), 0) + 1
+        n_kept += result.n_accepted
+    assert abs(n_kept / N - kept) <= 4 * (max(kept * (1 - kept), 1 / N) / N) ** 0.5, (rule, n_kept / N, kept)
+    assert chi_square_test(counts, {(i,): float(law[i]) for i in range(len(law))})["p_value"] > ALPHA, rule
+    if total_variation(law, P[0]) > 0.02:
+        assert chi_square_test(counts, target_law())["p_value"] < ALPHA, rule
+
+
+def test_computed_laws_say_which_rules_are_exact_and_what_each_keeps():
+    """The exact rules emit p (total variation 0); the raw-logits and typical rules do not; the one-hot and the
+    sample-and-match rules keep Σ q·p, below the full rule's Σ min(p, q); every law sums to 1."""
+    laws = {rule: computed(rule) for rule in RULES}
+    for rule, (kept, law) in laws.items():
+        assert 0 <= kept <= 1 and abs(float(law.sum()) - 1) < 1e-6 and float(law.min()) >= 0, rule
+    assert {rule for rule, (_, law) in laws.items() if total_variation(law, P[0]) < 1e-9} == {
+        "residual", "one_hot_q", "one_hot_q_argmax", "sample_match"}
+    assert laws["one_hot_q"][0] == laws["sample_match"][0] == pytest.approx(float((P[0] * Q[0]).sum()))
+    assert laws["one_hot_q"][0] < laws["residual"][0] == pytest.approx(float(torch.minimum(P[0], Q[0]).sum()))
+    assert laws["one_hot_q_argmax"][0] == pytest.approx(float(P[0, Q[0].argmax()]))
+    assert total_variation(laws["raw_logits"][1], P[0]) > 0.02 and total_variation(laws["typical"][1], P[0]) > 0.02
+
+
+def test_expected_tokens_and_the_laws_check_their_arguments():
+    from specdec.checks import ArgumentError
+
+    assert expected_tokens([]) == 1.0
+    assert expected_tokens([1.0, 1.0, 1.0, 1.0]) == 5.0
+    assert expected_tokens(torch.tensor([0.5, 0.5])) == pytest.approx(1.75)
+    with pytest.raises(ArgumentError, match=r"in \[0, 1\]"):
+        expected_tokens([1.2])
+    with pytest.raises(ArgumentError, match="unknown rule"):
+        position_law(P[0], Q[0], "greedy")
+    with pytest.raises(ArgumentError, match="q_rule"):
+        position_law(P[0], Q[0], "raw_logits")
+    with pytest.raises(ArgumentError, match="epsilon"):
+        position_law(P[0], Q[0], "typical", epsilon=0.0, delta=0.3)
+    with pytest.raises(ArgumentError, match="one shape"):
+        position_law(P[0], Q[0, :3], "residual")
