@@ -25,6 +25,7 @@ Each rule draws with an explicit `torch.Generator`; `uniforms` replays a recorde
 The same rules at one position, computed rather than sampled (`position_law`): the probability that the draft is
 kept and the law of the token the position emits, from which `total_variation` says how far a rule's output is from
 p, and `expected_tokens` a step's expected tokens per target pass from its positions' acceptance probabilities.
+`compare_rules` puts every rule side by side on one step's target and draft logits under one sampling config.
 """
 
 from __future__ import annotations
@@ -213,3 +214,32 @@ def expected_tokens(accept_probs: list[float] | torch.Tensor) -> float:
         run *= a
         total += run
     return total
+
+
+# Medusa's defaults for typical acceptance (its posterior_threshold and posterior_alpha)
+MEDUSA_EPSILON, MEDUSA_DELTA = 0.09, 0.3
+
+
+def compare_rules(target_logits: torch.Tensor, draft_logits: torch.Tensor, config, *,
+                  epsilon: float = MEDUSA_EPSILON, delta: float = MEDUSA_DELTA) -> dict[str, dict[str, float]]:
+    """Every rule of RULES at the positions of (k, V) target and draft logits under one sampling config (temperature,
+    top-k, top-p, applied to both, as an engine serving the request does): {rule: {"kept": mean kept probability,
+    "expected_tokens": a step's expected tokens per pass at these k positions, "tv": the largest total variation of a
+    position's emitted law from p}}. The draft samples from its processed distribution; the raw-logits rule is handed
+    softmax of its raw logits; typical acceptance reads p with Medusa's ε and δ."""
+    from .sampling import probs_from_logits
+
+    if target_logits.dim() != 2 or draft_logits.shape != target_logits.shape:
+        raise ArgumentError(f"target_logits and draft_logits must be (k, V) of one shape, got "
+                            f"{tuple(target_logits.shape)} and {tuple(draft_logits.shape)}")
+    p_rows = probs_from_logits(target_logits, config)
+    q_rows = probs_from_logits(draft_logits, config)
+    q_raw = raw_logits_q(draft_logits)
+    out = {}
+    for rule in RULES:
+        laws = [position_law(p_rows[i], q_rows[i], rule, q_rule=q_raw[i], epsilon=epsilon, delta=delta)
+                for i in range(p_rows.shape[0])]
+        kept = [a for a, _ in laws]
+        out[rule] = {"kept": sum(kept) / len(kept) if kept else float("nan"), "expected_tokens": expected_tokens(kept),
+                     "tv": max((total_variation(law, p_rows[i]) for i, (_, law) in enumerate(laws)), default=0.0)}
+    return out

@@ -13,6 +13,7 @@ import torch
 
 from specdec.engine_rules import (
     RULES,
+    compare_rules,
     expected_tokens,
     position_law,
     raw_logits_q,
@@ -203,3 +204,24 @@ def test_expected_tokens_and_the_laws_check_their_arguments():
         position_law(P[0], Q[0], "typical", epsilon=0.0, delta=0.3)
     with pytest.raises(ArgumentError, match="one shape"):
         position_law(P[0], Q[0, :3], "residual")
+
+
+def test_compare_rules_on_logits_orders_the_rules_and_zeroes_the_exact_ones():
+    """compare_rules on random (4, 16) logits at T = 0.7, top-p 0.9: the exact rules' TV is 0, the full rule keeps the
+    most among them, the one-hot and sample-and-match rules keep the same; at T = 0 (greedy) every exact rule keeps
+    the same (q is one-hot); the expected tokens follow from the kept probabilities (1 <= E <= k + 1)."""
+    from specdec.sampling import SamplingConfig
+
+    g = torch.Generator().manual_seed(3)
+    target, draft = torch.randn(4, 16, generator=g) * 2, torch.randn(4, 16, generator=g) * 2
+    sampled = compare_rules(target, draft, SamplingConfig(temperature=0.7, top_p=0.9))
+    for rule in ("residual", "one_hot_q", "one_hot_q_argmax", "sample_match"):
+        assert sampled[rule]["tv"] < 1e-6, rule
+    assert sampled["residual"]["kept"] >= sampled["one_hot_q"]["kept"] == pytest.approx(sampled["sample_match"]["kept"])
+    assert all(1 <= r["expected_tokens"] <= 5 for r in sampled.values())
+    greedy = compare_rules(target, draft, SamplingConfig(temperature=0.0))
+    assert len({round(greedy[r]["kept"], 9) for r in ("residual", "one_hot_q", "one_hot_q_argmax", "sample_match")}) == 1
+    from specdec.checks import ArgumentError
+
+    with pytest.raises(ArgumentError, match="one shape"):
+        compare_rules(target, draft[:3], SamplingConfig(temperature=0.7))
