@@ -226,8 +226,14 @@ def compare_rules(target_logits: torch.Tensor, draft_logits: torch.Tensor, confi
     top-k, top-p, applied to both, as an engine serving the request does): {rule: {"kept": mean kept probability,
     "expected_tokens": a step's expected tokens per pass at these k positions, "tv": the largest total variation of a
     position's emitted law from p}}. The draft samples from its processed distribution; the raw-logits rule is handed
-    softmax of its raw logits; typical acceptance reads p with Medusa's ε and δ."""
-    from .sampling import probs_from_logits
+    softmax of its raw logits; typical acceptance reads p with Medusa's ε and δ.
+
+    One more entry, "residual_draft_full_vocab": the residual rule with a draft that samples from its whole vocabulary
+    at the request's temperature, top-k and top-p left out of drafting (vLLM's main branch; PR #56724 applies them to
+    the draft, as every other entry here does). Exact too; it differs in what it keeps: a draft outside the target's
+    top-k/top-p set is always rejected.
+    """
+    from .sampling import SamplingConfig, probs_from_logits
 
     if target_logits.dim() != 2 or draft_logits.shape != target_logits.shape:
         raise ArgumentError(f"target_logits and draft_logits must be (k, V) of one shape, got "
@@ -235,11 +241,16 @@ def compare_rules(target_logits: torch.Tensor, draft_logits: torch.Tensor, confi
     p_rows = probs_from_logits(target_logits, config)
     q_rows = probs_from_logits(draft_logits, config)
     q_raw = raw_logits_q(draft_logits)
-    out = {}
-    for rule in RULES:
-        laws = [position_law(p_rows[i], q_rows[i], rule, q_rule=q_raw[i], epsilon=epsilon, delta=delta)
-                for i in range(p_rows.shape[0])]
-        kept = [a for a, _ in laws]
-        out[rule] = {"kept": sum(kept) / len(kept) if kept else float("nan"), "expected_tokens": expected_tokens(kept),
-                     "tv": max((total_variation(law, p_rows[i]) for i, (_, law) in enumerate(laws)), default=0.0)}
+    out = {rule: _summary([position_law(p_row, q_row, rule, q_rule=q_raw_row, epsilon=epsilon, delta=delta)
+                           for p_row, q_row, q_raw_row in zip(p_rows, q_rows, q_raw)], p_rows) for rule in RULES}
+    q_full = probs_from_logits(draft_logits, SamplingConfig(temperature=config.temperature))
+    out["residual_draft_full_vocab"] = _summary([position_law(p_row, q_row, "residual")
+                                                 for p_row, q_row in zip(p_rows, q_full)], p_rows)
     return out
+
+
+def _summary(laws: list[tuple[float, torch.Tensor]], p_rows: torch.Tensor) -> dict[str, float]:
+    """One rule's positions (kept, emitted law) -> its mean kept probability, expected tokens and largest TV from p."""
+    kept = [a for a, _ in laws]
+    return {"kept": sum(kept) / len(kept) if kept else float("nan"), "expected_tokens": expected_tokens(kept),
+            "tv": max((total_variation(law, p_row) for (_, law), p_row in zip(laws, p_rows)), default=0.0)}

@@ -219,6 +219,12 @@ def test_compare_rules_on_logits_orders_the_rules_and_zeroes_the_exact_ones():
         assert sampled[rule]["tv"] < 1e-6, rule
     assert sampled["residual"]["kept"] >= sampled["one_hot_q"]["kept"] == pytest.approx(sampled["sample_match"]["kept"])
     assert all(1 <= r["expected_tokens"] <= 5 for r in sampled.values())
+    # the draft from its whole vocabulary (vLLM main) is exact too; with no top-k/top-p it is the same draft
+    assert sampled["residual_draft_full_vocab"]["tv"] < 1e-6
+    plain = compare_rules(target, draft, SamplingConfig(temperature=0.7))
+    assert plain["residual_draft_full_vocab"] == pytest.approx(plain["residual"])
+    topk = compare_rules(target, draft, SamplingConfig(temperature=1.0, top_k=3))
+    assert topk["residual_draft_full_vocab"]["kept"] != pytest.approx(topk["residual"]["kept"])
     greedy = compare_rules(target, draft, SamplingConfig(temperature=0.0))
     assert len({round(greedy[r]["kept"], 9) for r in ("residual", "one_hot_q", "one_hot_q_argmax", "sample_match")}) == 1
     from specdec.checks import ArgumentError
