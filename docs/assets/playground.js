@@ -273,9 +273,7 @@
   const configFor = window.specdecSite.configFor, noTabStops = window.specdecSite.noTabStops, titled = window.specdecSite.titled;
   // Plotly through the page's chart queue (specdec.js drawChart): one drawing at a time per chart, the first once the
   // chart comes into view, with plotly.js loaded then; the panels' text, inputs and tables are built at once
-  function react(div, data, layout, config) {
-    return window.specdecSite.drawChart(div, function () { return Plotly.react(div, data, layout, config); });
-  }
+  const react = window.specdecSite.react;
   function purge(div) {
     return window.specdecSite.drawChart(div, function () { Plotly.purge(div); });
   }

@@ -286,6 +286,9 @@
     div._specdecDrawn = drawn;
     return drawn;
   }
+  function react(div, data, layout, config) {  // Plotly.react through the queue: the widgets' one way to draw
+    return drawChart(div, function () { return Plotly.react(div, data, layout, config); });
+  }
 
   // ------------------------------------------------------------------ helpers of the widgets
   function esc(s) {
@@ -307,7 +310,7 @@
   // Shared with the Step Visualizer (visualizer.js) and the Playground (playground.js), which load after this file.
   window.specdecSite = { dark: dark, tone: tone, themed: themed, titled: titled, el: el, esc: esc, visible: visible,
     fmt: fmt, textWidth: textWidth, configFor: configFor, noTabStops: noTabStops, withPlotly: withPlotly,
-    withTraceFile: withTraceFile, drawAll: drawAll, drawChart: drawChart };
+    withTraceFile: withTraceFile, drawAll: drawAll, drawChart: drawChart, react: react };
 
   // ------------------------------------------------------------------ Home's strip: a recorded run, step by step
   // Leviathan et al.'s Figure 1 from this site's data: each step's accepted drafts, the rejected one (struck

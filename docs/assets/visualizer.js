@@ -13,9 +13,7 @@
 
   // Plotly.react through the page's chart queue (specdec.js drawChart): one drawing at a time per chart, the first
   // once the chart comes into view
-  function react(div, data, layout, config) {
-    return site.drawChart(div, function () { return Plotly.react(div, data, layout, config); });
-  }
+  const react = site.react;
 
   // The trace files' checks and the fates the renderers draw (tracefile.js, which loads first): a step's fates are
   // the recorded ones, or those its counts give; a tree step's nodes, and the ones its rule tried.
